@@ -1,0 +1,2 @@
+import Torch
+print("benchmarks: placeholder")

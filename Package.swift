@@ -1,0 +1,32 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "SwiftTorch",
+    products: [
+        .library(name: "Torch", targets: ["Torch"]),
+        .executable(name: "Benchmarks", targets: ["Benchmarks"]),
+    ],
+    targets: [
+        .target(
+            name: "CTorchKernels"
+        ),
+        .target(
+            name: "Torch",
+            dependencies: ["CTorchKernels"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        .executableTarget(
+            name: "Benchmarks",
+            dependencies: ["Torch"],
+            path: "Benchmarks",
+            exclude: ["bench_pytorch.py"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        .testTarget(
+            name: "TorchTests",
+            dependencies: ["Torch"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+    ]
+)

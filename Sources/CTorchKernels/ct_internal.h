@@ -1,0 +1,28 @@
+// Private helpers shared by the CTorchKernels sources (not part of the API).
+#ifndef CT_INTERNAL_H
+#define CT_INTERNAL_H
+
+#include "ctorch_kernels.h"
+
+#if defined(__x86_64__) && defined(__clang__)
+#define CT_X86 1
+#else
+#define CT_X86 0
+#endif
+
+enum { CT_ISA_BASELINE = 0, CT_ISA_AVX2 = 1, CT_ISA_AVX512 = 2 };
+
+// Token pasting used to give each per-ISA / per-type instantiation of a
+// kernel template (.inc file) its own names: CT_FN(pack) -> pack_<CT_SFX>.
+#define CT_CAT_(a, b) a##b
+#define CT_CAT(a, b) CT_CAT_(a, b)
+#define CT_FN(name) CT_CAT(CT_CAT(name, _), CT_SFX)
+
+#define CT_INLINE static inline __attribute__((always_inline))
+#define CT_ALIGN 64
+
+// 64-byte aligned scratch owned by the calling thread (grown on demand, freed
+// at thread exit). `slot` selects one of a few independent buffers.
+void *ct__scratch(int slot, size_t bytes);
+
+#endif

@@ -1,0 +1,69 @@
+// CTorchKernels: the SIMD-critical kernels of SwiftTorch, compiled per ISA
+// (AVX-512 / AVX2+FMA / baseline) and picked at run time (DESIGN.md §5).
+// Everything else in SwiftTorch is Swift.
+#ifndef CTORCH_KERNELS_H
+#define CTORCH_KERNELS_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// MARK: - Runtime ISA
+
+/// 0 = baseline, 1 = AVX2+FMA, 2 = AVX-512F. Honors CTORCH_ISA=baseline|avx2|avx512 when set.
+int ct_isa_level(void);
+/// Name of the selected ISA ("avx512", "avx2", "baseline").
+const char *ct_isa_name(void);
+
+// MARK: - Thread pool
+
+/// A persistent pool of worker threads that spin briefly before sleeping.
+/// `n` counts the calling thread; n <= 1 runs everything on the caller.
+void ct_set_num_threads(int n);
+int ct_get_num_threads(void);
+
+/// The body of a parallel region: processes [begin, end).
+typedef void (*ct_range_fn)(void *ctx, int64_t begin, int64_t end);
+
+/// Splits [0, n) into at most num_threads contiguous chunks of at least `grain`
+/// items and runs `fn` on them, the caller taking the first chunk. Returns when
+/// all chunks are done. Runs inline when n <= grain, when one thread is set, or
+/// when called from inside a parallel region (no nesting).
+void ct_parallel_for(int64_t n, int64_t grain, ct_range_fn fn, void *ctx);
+
+// MARK: - GEMM
+
+/// C[m,n] = alpha * sum_k A[m,k] * B[k,n] + beta * C[m,n]
+/// A element (m,k) is at A[m*rsa + k*csa]; B (k,n) at B[k*rsb + n*csb];
+/// C (m,n) at C[m*rsc + n] (C rows contiguous). Any strides for A and B
+/// (transposes are handled in packing). beta == 0 means C is not read
+/// (it may hold garbage or NaN). Parallel over the pool when large enough.
+void ct_sgemm(int64_t M, int64_t N, int64_t K, float alpha,
+              const float *A, int64_t rsa, int64_t csa,
+              const float *B, int64_t rsb, int64_t csb,
+              float beta, float *C, int64_t rsc);
+
+void ct_dgemm(int64_t M, int64_t N, int64_t K, double alpha,
+              const double *A, int64_t rsa, int64_t csa,
+              const double *B, int64_t rsb, int64_t csb,
+              double beta, double *C, int64_t rsc);
+
+// MARK: - Vectorized float math (contiguous, y may alias x)
+
+void ct_vexp_f32(const float *x, float *y, int64_t n);
+void ct_vlog_f32(const float *x, float *y, int64_t n);
+void ct_vtanh_f32(const float *x, float *y, int64_t n);
+void ct_vsigmoid_f32(const float *x, float *y, int64_t n);
+
+/// Sum of n contiguous floats, accumulated in float with many vector lanes
+/// (pairwise-like accuracy, like PyTorch's cascade sum).
+float ct_vsum_f32(const float *x, int64_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,236 @@
+// Persistent thread pool (DESIGN.md §5, PERFORMANCE.md): worker threads spin
+// ~40 µs (with a pause instruction) after each chunk before sleeping on a
+// futex, so back-to-back parallel ops pay no wake-up latency while an idle
+// process burns no CPU. One parallel region at a time: a second user thread
+// that calls ct_parallel_for while the pool is busy runs its range inline, and
+// calls made from inside a region (nesting) run inline too.
+#define _GNU_SOURCE
+#include "ct_internal.h"
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#endif
+
+#define CT_MAX_THREADS 256
+#define CT_SPIN_NS 40000
+
+// MARK: - wait / wake on a 32-bit word
+
+#ifdef __linux__
+static void ct_wait(atomic_uint *addr, unsigned expected) {
+  syscall(SYS_futex, (unsigned *)addr, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
+}
+static void ct_wake(atomic_uint *addr) {
+  syscall(SYS_futex, (unsigned *)addr, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+#else
+static pthread_mutex_t g_wait_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_wait_cv = PTHREAD_COND_INITIALIZER;
+static void ct_wait(atomic_uint *addr, unsigned expected) {
+  pthread_mutex_lock(&g_wait_mu);
+  while (atomic_load(addr) == expected) pthread_cond_wait(&g_wait_cv, &g_wait_mu);
+  pthread_mutex_unlock(&g_wait_mu);
+}
+static void ct_wake(atomic_uint *addr) {
+  (void)addr;
+  pthread_mutex_lock(&g_wait_mu);
+  pthread_cond_broadcast(&g_wait_cv);
+  pthread_mutex_unlock(&g_wait_mu);
+}
+#endif
+
+static inline void ct_pause(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+static inline uint64_t ct_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+// Spins until *addr != expected or about CT_SPIN_NS pass; returns the last value seen.
+static unsigned ct_spin_while_eq(atomic_uint *addr, unsigned expected) {
+  unsigned v;
+  uint64_t start = 0;
+  for (int i = 0;; i++) {
+    v = atomic_load_explicit(addr, memory_order_acquire);
+    if (v != expected) return v;
+    if ((i & 15) == 15) {
+      uint64_t t = ct_now_ns();
+      if (start == 0) start = t;
+      else if (t - start > CT_SPIN_NS) return v;
+    }
+    ct_pause();
+  }
+}
+
+// MARK: - pool state
+
+typedef struct {
+  _Alignas(64) atomic_uint gen;  // bumped by the dispatcher to hand over a chunk
+  atomic_uint sleeping;          // 1 while parked in ct_wait
+  ct_range_fn fn;
+  void *ctx;
+  int64_t begin, end;
+} ct_worker;
+
+static ct_worker g_workers[CT_MAX_THREADS];
+static pthread_mutex_t g_region = PTHREAD_MUTEX_INITIALIZER;  // one region at a time
+static int g_spawned;                                           // guarded by g_region
+static atomic_int g_nthreads;                                   // 0 = not yet chosen
+static _Alignas(64) atomic_uint g_pending;  // chunks handed out and not yet finished
+static atomic_uint g_caller_sleeping;
+static _Thread_local int tl_in_region;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+static void *ct_worker_main(void *arg) {
+  ct_worker *w = (ct_worker *)arg;
+  tl_in_region = 1;
+  unsigned seen = 0;  // workers are created with gen == 0 (see ct_spawn)
+  for (;;) {
+    unsigned g = ct_spin_while_eq(&w->gen, seen);
+    if (g == seen) {
+      atomic_store(&w->sleeping, 1);
+      while ((g = atomic_load(&w->gen)) == seen) ct_wait(&w->gen, seen);
+      atomic_store(&w->sleeping, 0);
+    }
+    seen = g;
+    w->fn(w->ctx, w->begin, w->end);
+    if (atomic_fetch_sub(&g_pending, 1) == 1 && atomic_load(&g_caller_sleeping))
+      ct_wake(&g_pending);
+  }
+  return NULL;
+}
+
+// After fork() only the calling thread exists in the child: forget the workers
+// (new ones are spawned on demand) and release the region lock.
+static void ct_atfork_child(void) {
+  pthread_mutex_init(&g_region, NULL);
+  for (int i = 0; i < g_spawned; i++) {
+    atomic_store(&g_workers[i].gen, 0);
+    atomic_store(&g_workers[i].sleeping, 0);
+  }
+  g_spawned = 0;
+  atomic_store(&g_pending, 0);
+  atomic_store(&g_caller_sleeping, 0);
+  tl_in_region = 0;
+}
+
+static void ct_register_atfork(void) { pthread_atfork(NULL, NULL, ct_atfork_child); }
+
+// Makes sure at least `n` workers exist; returns how many do. Caller holds g_region.
+static int ct_spawn(int n) {
+  pthread_once(&g_once, ct_register_atfork);
+  while (g_spawned < n) {
+    ct_worker *w = &g_workers[g_spawned];
+    atomic_store(&w->gen, 0);
+    atomic_store(&w->sleeping, 0);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 1 << 20);
+    pthread_t tid;
+    int rc = pthread_create(&tid, &attr, ct_worker_main, w);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) break;
+    g_spawned++;
+  }
+  return g_spawned;
+}
+
+static int ct_default_threads(void) {
+  int n = 0;
+#ifdef __linux__
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) n = CPU_COUNT(&set);
+#endif
+  if (n <= 0) n = (int)sysconf(_SC_NPROCESSORS_ONLN);
+  if (n <= 0) n = 1;
+  return n > CT_MAX_THREADS ? CT_MAX_THREADS : n;
+}
+
+// MARK: - API
+
+void ct_set_num_threads(int n) {
+  if (n < 1) n = 1;
+  if (n > CT_MAX_THREADS) n = CT_MAX_THREADS;
+  atomic_store(&g_nthreads, n);
+}
+
+int ct_get_num_threads(void) {
+  int n = atomic_load_explicit(&g_nthreads, memory_order_relaxed);
+  if (n == 0) {
+    int expected = 0;
+    n = ct_default_threads();
+    if (!atomic_compare_exchange_strong(&g_nthreads, &expected, n)) n = expected;
+  }
+  return n;
+}
+
+void ct_parallel_for(int64_t n, int64_t grain, ct_range_fn fn, void *ctx) {
+  if (n <= 0) return;
+  if (grain < 1) grain = 1;
+  int nt = ct_get_num_threads();
+  if (nt <= 1 || n <= grain || tl_in_region) {
+    fn(ctx, 0, n);
+    return;
+  }
+  int64_t chunks = n / grain;
+  if (chunks > nt) chunks = nt;
+  if (chunks <= 1 || pthread_mutex_trylock(&g_region) != 0) {
+    fn(ctx, 0, n);  // too small, or another user thread owns the pool
+    return;
+  }
+  int have = ct_spawn((int)chunks - 1);
+  if (chunks > have + 1) chunks = have + 1;
+  if (chunks <= 1) {
+    pthread_mutex_unlock(&g_region);
+    fn(ctx, 0, n);
+    return;
+  }
+  // chunk i = [q*i + min(i, r), ...) : sizes differ by at most one, all >= grain
+  const int64_t q = n / chunks, r = n % chunks;
+  atomic_store(&g_pending, (unsigned)(chunks - 1));
+  for (int64_t i = 1; i < chunks; i++) {
+    ct_worker *w = &g_workers[i - 1];
+    w->fn = fn;
+    w->ctx = ctx;
+    w->begin = q * i + (i < r ? i : r);
+    w->end = w->begin + q + (i < r ? 1 : 0);
+    atomic_fetch_add(&w->gen, 1);  // seq_cst: pairs with the worker's sleeping flag
+    if (atomic_load(&w->sleeping)) ct_wake(&w->gen);
+  }
+  tl_in_region = 1;
+  fn(ctx, 0, q + (r > 0 ? 1 : 0));
+  tl_in_region = 0;
+  // wait for the workers: spin first, then sleep until the last one wakes us
+  uint64_t start = 0;
+  for (int i = 0; atomic_load_explicit(&g_pending, memory_order_acquire) != 0; i++) {
+    if ((i & 15) == 15) {
+      uint64_t t = ct_now_ns();
+      if (start == 0) {
+        start = t;
+      } else if (t - start > CT_SPIN_NS) {
+        unsigned p;
+        atomic_store(&g_caller_sleeping, 1);
+        while ((p = atomic_load(&g_pending)) != 0) ct_wait(&g_pending, p);
+        atomic_store(&g_caller_sleeping, 0);
+        break;
+      }
+    }
+    ct_pause();
+  }
+  pthread_mutex_unlock(&g_region);
+}

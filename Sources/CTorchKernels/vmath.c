@@ -1,0 +1,40 @@
+// Vectorized float math (exp, log, tanh, sigmoid, sum): the kernels are
+// written once in vmath_kernel.inc and instantiated per ISA here.
+#include "ct_internal.h"
+
+#if CT_X86
+#pragma clang attribute push(__attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,fma,avx2"))), apply_to = function)
+#define CT_SFX avx512
+#define CT_VBYTES 64
+#define CT_HAS_FMA 1
+#include "vmath_kernel.inc"
+#pragma clang attribute pop
+
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#define CT_SFX avx2
+#define CT_VBYTES 32
+#define CT_HAS_FMA 1
+#include "vmath_kernel.inc"
+#pragma clang attribute pop
+#endif
+
+#define CT_SFX base
+#define CT_VBYTES 16
+#define CT_HAS_FMA 0
+#include "vmath_kernel.inc"
+
+static inline int ct_lvl(void) { return ct_isa_level(); }
+#if CT_X86
+#define CT_PICK(NAME)                                                  \
+  (ct_lvl() == CT_ISA_AVX512 ? NAME##_avx512                           \
+   : ct_lvl() == CT_ISA_AVX2 ? NAME##_avx2                             \
+                             : NAME##_base)
+#else
+#define CT_PICK(NAME) NAME##_base
+#endif
+
+void ct_vexp_f32(const float *x, float *y, int64_t n) { CT_PICK(vexp)(x, y, n); }
+void ct_vlog_f32(const float *x, float *y, int64_t n) { CT_PICK(vlog)(x, y, n); }
+void ct_vtanh_f32(const float *x, float *y, int64_t n) { CT_PICK(vtanh)(x, y, n); }
+void ct_vsigmoid_f32(const float *x, float *y, int64_t n) { CT_PICK(vsigmoid)(x, y, n); }
+float ct_vsum_f32(const float *x, int64_t n) { return CT_PICK(vsum)(x, n); }

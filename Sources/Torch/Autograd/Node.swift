@@ -1,0 +1,172 @@
+/// An edge of the backward graph: the node that receives a gradient and which of its inputs it is.
+public struct Edge {
+    public let node: Node?
+    public let inputNr: Int
+}
+
+/// A node of the backward graph (PyTorch's `grad_fn`), e.g. `MulBackward0`.
+///
+/// It receives the gradients of its forward op's outputs and returns the gradients of the
+/// forward op's inputs, one per entry of `nextFunctions`.
+public class Node: CustomStringConvertible {
+    /// PyTorch's node name, e.g. `AddmmBackward0`.
+    public let name: String
+    /// Where the gradients of the forward op's inputs go.
+    public internal(set) var nextEdges: [Edge]
+    /// Number of outputs of the forward op (= gradients this node receives).
+    let numOutputs: Int
+    /// Creation order, used to order ready nodes like PyTorch (later nodes first).
+    let sequenceNr: Int
+    /// Hooks on the gradients of outputs (from `registerHook`/`retainGrad` on non-leaf tensors).
+    var outputHooks: [(outputNr: Int, hook: (Tensor) -> Tensor?)] = []
+
+    // Engine scratch state, valid during one backward pass.
+    var engineEpoch = 0
+    var engineDeps = 0
+    var engineBuffer: [Tensor?] = []
+
+    nonisolated(unsafe) static var sequenceCounter = 0
+
+    init(name: String, nextEdges: [Edge], numOutputs: Int = 1) {
+        self.name = name
+        self.nextEdges = nextEdges
+        self.numOutputs = numOutputs
+        Node.sequenceCounter &+= 1
+        sequenceNr = Node.sequenceCounter
+    }
+
+    deinit {
+        if !nextEdges.isEmpty {
+            var edges: [Edge] = []
+            swap(&edges, &nextEdges)
+            DeferredRelease.release(consume edges)
+        }
+    }
+
+    /// `(node, inputNr)` pairs like PyTorch's `grad_fn.next_functions`.
+    public var nextFunctions: [(Node?, Int)] { nextEdges.map { ($0.node, $0.inputNr) } }
+
+    public var description: String { "<\(name)>" }
+
+    /// Computes input gradients from output gradients. Overridden by subclasses.
+    func apply(_ grads: [Tensor?]) -> [Tensor?] { fatalError("\(name).apply is abstract") }
+
+    /// Frees the tensors saved for backward (after a backward without `retainGraph`).
+    func releaseSaved() {}
+}
+
+/// A node whose backward is a closure over the tensors saved by the forward op.
+final class FunctionNode: Node {
+    typealias Backward = (FunctionNode, [Tensor?]) -> [Tensor?]
+    private var backward: Backward?
+
+    init(name: String, nextEdges: [Edge], numOutputs: Int = 1, backward: @escaping Backward) {
+        self.backward = backward
+        super.init(name: name, nextEdges: nextEdges, numOutputs: numOutputs)
+    }
+
+    override func apply(_ grads: [Tensor?]) -> [Tensor?] {
+        guard let backward else {
+            preconditionFailure("Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if you need to access saved tensors after calling backward.")
+        }
+        return backward(self, grads)
+    }
+
+    override func releaseSaved() { backward = nil }
+
+    deinit {
+        if backward != nil { DeferredRelease.release(backward.take()!) }
+    }
+}
+
+/// The node that adds incoming gradients into a leaf's `.grad`.
+public final class AccumulateGrad: Node {
+    /// The leaf tensor.
+    public let variable: Tensor
+
+    init(_ variable: Tensor) {
+        self.variable = variable
+        super.init(name: "AccumulateGrad", nextEdges: [])
+    }
+
+    override func apply(_ grads: [Tensor?]) -> [Tensor?] {
+        guard var g = grads[0] else { return [] }
+        for hook in variable.hooks { if let r = hook(g) { g = r } }
+        precondition(g.shape == variable.shape || g.numel == variable.numel,
+                     "AccumulateGrad: gradient of shape \(shapeString(g.shape)) does not match the leaf's shape \(shapeString(variable.shape))")
+        if g.shape != variable.shape { g = g.reshape(variable.shape) }
+        if let existing = variable.grad {
+            if GradMode.isEnabled {
+                variable.grad = existing + g           // create_graph: keep the graph of the sum
+            } else {
+                existing.add_(g)
+            }
+        } else {
+            if GradMode.isEnabled {
+                variable.grad = g
+            } else {
+                // Own the buffer: a view or broadcast gradient is materialised.
+                variable.grad = (g.viewBase == nil && g.isContiguous && g.gradFn == nil && g.dtype == variable.dtype)
+                    ? g : g.to(variable.dtype).contiguousCopy()
+            }
+        }
+        return []
+    }
+}
+
+/// A tensor saved for backward with the version it had, so in-place changes are detected.
+struct SavedTensor {
+    let tensor: Tensor
+    let version: Int
+    /// True when `tensor` is an output of the node that saved it (stored without its grad_fn).
+    let isOutput: Bool
+
+    /// Saves an input of the op.
+    init(_ t: Tensor) {
+        tensor = t
+        version = t.storage.version
+        isOutput = false
+    }
+
+    /// Saves an output of the op without a reference cycle (the alias has no grad_fn).
+    init(output t: Tensor) {
+        tensor = Tensor(storage: t.storage, shape: t.shape, strides: t.strides, offset: t.storageOffset, dtype: t.dtype)
+        version = t.storage.version
+        isOutput = true
+    }
+
+    /// The saved tensor; stops with PyTorch's message if it was modified in place since.
+    func unpack(_ node: Node) -> Tensor {
+        if tensor.storage.version != version {
+            preconditionFailure(SavedTensor.modifiedMessage(tensor: tensor, node: node, version: tensor.storage.version, expected: version))
+        }
+        if isOutput && GradMode.isEnabled {
+            // Under create_graph, the output is re-attached to the node that made it.
+            let t = Tensor(storage: tensor.storage, shape: tensor.shape, strides: tensor.strides, offset: tensor.storageOffset, dtype: tensor.dtype)
+            t.gradFn = node
+            t._requiresGrad = true
+            return t
+        }
+        return tensor
+    }
+
+    static func modifiedMessage(tensor: Tensor, node: Node, version: Int, expected: Int) -> String {
+        "one of the variables needed for gradient computation has been modified by an inplace operation: [\(tensor.legacyTypeName) \(shapeString(tensor.shape))], which is output 0 of \(node.name), is at version \(version); expected version \(expected) instead. Hint: the backtrace further above shows the operation that failed to compute its gradient. The variable in question was changed in there or anywhere later. Good luck!"
+    }
+}
+
+extension Tensor {
+    /// PyTorch's legacy type name used in messages, e.g. `torch.FloatTensor`.
+    var legacyTypeName: String {
+        switch dtype {
+        case .float32: return "torch.FloatTensor"
+        case .float64: return "torch.DoubleTensor"
+        case .float16: return "torch.HalfTensor"
+        case .bfloat16: return "torch.BFloat16Tensor"
+        case .int64: return "torch.LongTensor"
+        case .int32: return "torch.IntTensor"
+        case .uint8: return "torch.ByteTensor"
+        case .bool: return "torch.BoolTensor"
+        }
+    }
+}

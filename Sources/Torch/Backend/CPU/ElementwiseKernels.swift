@@ -1,0 +1,164 @@
+/// The generic elementwise loops every pointwise op is built from. Each is specialised per
+/// element type and per operation closure at its call site (`@inline(__always)` + a literal
+/// closure), so the inner loops are plain pointer loops with no calls.
+
+/// out[i] = f(a[i], b[i]) over a plan whose operands are (out, a, b).
+@inline(__always)
+func binaryLoop<A, B, R>(_ plan: StridedPlan, _ out: UnsafeMutablePointer<R>, _ a: UnsafePointer<A>,
+                         _ b: UnsafePointer<B>, _ f: (A, B) -> R) {
+    let (s0, s1, s2) = plan.innerStrides
+    plan.parallelRows { n, o0, o1, o2 in
+        let po = out + o0, pa = a + o1, pb = b + o2
+        if s0 == 1 && s1 == 1 && s2 == 1 {
+            for i in 0..<n { po[i] = f(pa[i], pb[i]) }
+        } else if s0 == 1 && s1 == 1 && s2 == 0 {
+            let bv = pb[0]
+            for i in 0..<n { po[i] = f(pa[i], bv) }
+        } else if s0 == 1 && s1 == 0 && s2 == 1 {
+            let av = pa[0]
+            for i in 0..<n { po[i] = f(av, pb[i]) }
+        } else {
+            for i in 0..<n { po[i &* s0] = f(pa[i &* s1], pb[i &* s2]) }
+        }
+    }
+}
+
+/// out[i] = f(a[i]) over a plan whose operands are (out, a, -).
+@inline(__always)
+func unaryLoop<A, R>(_ plan: StridedPlan, _ out: UnsafeMutablePointer<R>, _ a: UnsafePointer<A>, _ f: (A) -> R) {
+    let (s0, s1, _) = plan.innerStrides
+    plan.parallelRows { n, o0, o1, _ in
+        let po = out + o0, pa = a + o1
+        if s0 == 1 && s1 == 1 {
+            for i in 0..<n { po[i] = f(pa[i]) }
+        } else {
+            for i in 0..<n { po[i &* s0] = f(pa[i &* s1]) }
+        }
+    }
+}
+
+/// out[i] = f(a[i], b[i], c[i]) over a plan whose operands are (out, a, b) with a third input
+/// laid out like the output (used by `where` and fused backward formulas).
+@inline(__always)
+func ternaryLoop<A, B, C, R>(_ shape: [Int], _ out: (UnsafeMutablePointer<R>, [Int]),
+                             _ a: (UnsafePointer<A>, [Int]), _ b: (UnsafePointer<B>, [Int]),
+                             _ c: (UnsafePointer<C>, [Int]), _ f: (A, B, C) -> R) {
+    // Two plans share the outer iteration: (out, a, b) and (c, -, -) with identical coalescing
+    // is not guaranteed, so iterate with a 4-operand odometer built from two 3-operand plans.
+    let p1 = StridedPlan(shape: shape, out.1, a.1, b.1)
+    let p2 = StridedPlan(shape: shape, c.1, out.1, out.1)
+    if p1.sizes == p2.sizes {
+        let (s0, s1, s2) = p1.innerStrides
+        let (sc, _, _) = p2.innerStrides
+        // Rows of both plans correspond one to one.
+        var offsetsC: [Int] = []
+        offsetsC.reserveCapacity(p2.rows)
+        p2.forEachRow(0..<p2.rows) { _, oc, _, _ in offsetsC.append(oc) }
+        var row = 0
+        p1.forEachRow(0..<p1.rows) { n, o0, o1, o2 in
+            let po = out.0 + o0, pa = a.0 + o1, pb = b.0 + o2, pc = c.0 + offsetsC[row]
+            for i in 0..<n { po[i &* s0] = f(pa[i &* s1], pb[i &* s2], pc[i &* sc]) }
+            row += 1
+        }
+        return
+    }
+    // General fallback: element by element over the logical index.
+    let n = shapeNumel(shape)
+    var idx = [Int](repeating: 0, count: shape.count)
+    for _ in 0..<n {
+        var oo = 0, oa = 0, ob = 0, oc = 0
+        for d in 0..<shape.count {
+            oo += idx[d] * out.1[d]; oa += idx[d] * a.1[d]; ob += idx[d] * b.1[d]; oc += idx[d] * c.1[d]
+        }
+        out.0[oo] = f(a.0[oa], b.0[ob], c.0[oc])
+        var d = shape.count - 1
+        while d >= 0 {
+            idx[d] += 1
+            if idx[d] < shape[d] { break }
+            idx[d] = 0
+            d -= 1
+        }
+    }
+}
+
+// MARK: - Copy with conversion
+
+/// Copies `src` (broadcastable to `dst`) into `dst`, converting element types.
+func copyKernel(from src: Tensor, into dst: Tensor) {
+    let plan = StridedPlan(shape: dst.shape, dst.strides, src.broadcastStrides(to: dst.shape),
+                           [Int](repeating: 0, count: dst.shape.count))
+    if src.dtype == dst.dtype {
+        // Bit copy by element size.
+        func move<T>(_: T.Type) {
+            binaryLoop(plan, dst.pointer(T.self), UnsafePointer(src.pointer(T.self)), UnsafePointer(src.pointer(T.self))) { a, _ in a }
+        }
+        switch dst.dtype.itemSize {
+        case 1: move(UInt8.self)
+        case 2: move(UInt16.self)
+        case 4: move(UInt32.self)
+        default: move(UInt64.self)
+        }
+        return
+    }
+    func from<S: StorableElement>(_: S.Type) {
+        func to<D: StorableElement>(_: D.Type) {
+            unaryLoop(plan, dst.pointer(D.self), UnsafePointer(src.pointer(S.self))) { convertElement($0, to: D.self) }
+        }
+        switch dst.dtype {
+        case .float32: to(Float.self)
+        case .float64: to(Double.self)
+        case .float16: to(Float16.self)
+        case .bfloat16: to(BFloat16.self)
+        case .int64: to(Int64.self)
+        case .int32: to(Int32.self)
+        case .uint8: to(UInt8.self)
+        case .bool: to(Bool.self)
+        }
+    }
+    switch src.dtype {
+    case .float32: from(Float.self)
+    case .float64: from(Double.self)
+    case .float16: from(Float16.self)
+    case .bfloat16: from(BFloat16.self)
+    case .int64: from(Int64.self)
+    case .int32: from(Int32.self)
+    case .uint8: from(UInt8.self)
+    case .bool: from(Bool.self)
+    }
+}
+
+/// Writes `value` (converted to the tensor's dtype) into every element of `dst`.
+func fillKernel(_ dst: Tensor, _ value: Double) {
+    let plan = StridedPlan(shape: dst.shape, dst.strides, [Int](repeating: 0, count: dst.dim),
+                           [Int](repeating: 0, count: dst.dim))
+    func fill<T: StorableElement>(_: T.Type) {
+        let v = T.from(double: value)
+        let p = dst.pointer(T.self)
+        let (s0, _, _) = plan.innerStrides
+        plan.parallelRows { n, o0, _, _ in
+            let q = p + o0
+            if s0 == 1 { for i in 0..<n { q[i] = v } } else { for i in 0..<n { q[i &* s0] = v } }
+        }
+    }
+    switch dst.dtype {
+    case .float32: fill(Float.self)
+    case .float64: fill(Double.self)
+    case .float16: fill(Float16.self)
+    case .bfloat16: fill(BFloat16.self)
+    case .int64:
+        // Integers beyond 2^53 keep their exact value.
+        let v = Int64(exactly: value) ?? saturatingInt64(value)
+        fillInteger(dst, plan, v)
+    case .int32: fill(Int32.self)
+    case .uint8: fill(UInt8.self)
+    case .bool: fill(Bool.self)
+    }
+}
+
+private func fillInteger(_ dst: Tensor, _ plan: StridedPlan, _ v: Int64) {
+    let p = dst.pointer(Int64.self)
+    let (s0, _, _) = plan.innerStrides
+    plan.parallelRows { n, o0, _, _ in
+        for i in 0..<n { p[o0 + i &* s0] = v }
+    }
+}

@@ -1,0 +1,185 @@
+import CTorchKernels
+
+/// Matrix products through the packed GEMM of CTorchKernels: mm, bmm, matmul (every PyTorch case),
+/// mv, dot, addmm, outer.
+
+/// out = alpha * a @ b + beta * out for 2-D views `a` (M×K) and `b` (K×N) of `out.dtype`;
+/// `out` must have contiguous rows.
+func gemm(_ a: Tensor, _ b: Tensor, into out: Tensor, alpha: Double = 1, beta: Double = 0) {
+    let m = a.shape[0], k = a.shape[1], n = b.shape[1]
+    precondition(out.strides.count == 2 && (out.strides[1] == 1 || n <= 1), "gemm: output rows must be contiguous")
+    let rsc = out.strides[0]
+    switch out.dtype {
+    case .float32:
+        ct_sgemm(Int64(m), Int64(n), Int64(k), Float(alpha),
+                 a.pointer(Float.self), Int64(a.strides[0]), Int64(a.strides[1]),
+                 b.pointer(Float.self), Int64(b.strides[0]), Int64(b.strides[1]),
+                 Float(beta), out.pointer(Float.self), Int64(rsc))
+    case .float64:
+        ct_dgemm(Int64(m), Int64(n), Int64(k), alpha,
+                 a.pointer(Double.self), Int64(a.strides[0]), Int64(a.strides[1]),
+                 b.pointer(Double.self), Int64(b.strides[0]), Int64(b.strides[1]),
+                 beta, out.pointer(Double.self), Int64(rsc))
+    default:
+        // Integer matrices: exact int64 accumulation.
+        let x = a.to(.int64), y = b.to(.int64)
+        let o = out.dtype == .int64 ? out : Tensor(uninitializedShape: out.shape, dtype: .int64)
+        let px = x.pointer(Int64.self), py = y.pointer(Int64.self), po = o.pointer(Int64.self)
+        for i in 0..<m {
+            for j in 0..<n {
+                var acc: Int64 = 0
+                for t in 0..<k { acc &+= px[i * x.strides[0] + t * x.strides[1]] &* py[t * y.strides[0] + j * y.strides[1]] }
+                let prev = beta == 0 ? 0 : po[i * o.strides[0] + j] &* Int64(beta)
+                po[i * o.strides[0] + j] = Int64(alpha) &* acc &+ prev
+            }
+        }
+        if o !== out { copyKernel(from: o, into: out) }
+    }
+}
+
+/// A 2-D operand GEMM can read directly (one unit stride), else a contiguous copy.
+private func gemmOperand(_ t: Tensor, _ dtype: DType) -> Tensor {
+    let c = t.to(dtype)
+    if c.strides[1] == 1 || c.strides[0] == 1 || c.shape[0] <= 1 || c.shape[1] <= 1 { return c }
+    return c.contiguousCopy()
+}
+
+extension Tensor {
+    /// Matrix product of two 2-D tensors.
+    public func mm(_ other: Tensor) -> Tensor {
+        precondition(dim == 2, "mm: self must be a matrix (got a \(dim)-D tensor)")
+        precondition(other.dim == 2, "mm: mat2 must be a matrix (got a \(other.dim)-D tensor)")
+        precondition(shape[1] == other.shape[0], "mm: mat1 and mat2 shapes cannot be multiplied (\(shape[0])x\(shape[1]) and \(other.shape[0])x\(other.shape[1]))")
+        let dt = resultType(self, other)
+        let compute = dt.computeType
+        let out = Tensor(uninitializedShape: [shape[0], other.shape[1]], dtype: compute)
+        gemm(gemmOperand(self, compute), gemmOperand(other, compute), into: out)
+        let result = compute == dt ? out : out.to(dt)
+        if anyNeedsGrad(self, other) {
+            let needA = _requiresGrad, needB = other._requiresGrad
+            let sa = needB ? SavedTensor(self) : nil, sb = needA ? SavedTensor(other) : nil
+            record("MmBackward0", result, inputs: [self, other]) { node, g in
+                [needA ? g.mm(sb!.unpack(node).t()) : nil, needB ? sa!.unpack(node).t().mm(g) : nil]
+            }
+        }
+        return result
+    }
+
+    /// Batched matrix product of two 3-D tensors.
+    public func bmm(_ other: Tensor) -> Tensor {
+        precondition(dim == 3 && other.dim == 3, "bmm: Expected 3-D tensors (got \(dim)-D and \(other.dim)-D)")
+        precondition(shape[0] == other.shape[0], "bmm: batch1 and batch2 must have the same batch size (got \(shape[0]) and \(other.shape[0]))")
+        precondition(shape[2] == other.shape[1], "bmm: Expected size for first two dimensions of batch2 tensor to be: [\(shape[0]), \(shape[2])] but got: [\(other.shape[0]), \(other.shape[1])].")
+        let dt = resultType(self, other)
+        let compute = dt.computeType
+        let bsz = shape[0]
+        let out = Tensor(uninitializedShape: [bsz, shape[1], other.shape[2]], dtype: compute)
+        let a = self.to(compute), b = other.to(compute)
+        for i in 0..<bsz {
+            gemm(gemmOperand(a.select(0, i), compute), gemmOperand(b.select(0, i), compute), into: out.select(0, i))
+        }
+        let result = compute == dt ? out : out.to(dt)
+        if anyNeedsGrad(self, other) {
+            let needA = _requiresGrad, needB = other._requiresGrad
+            let sa = SavedTensor(self), sb = SavedTensor(other)
+            record("BmmBackward0", result, inputs: [self, other]) { node, g in
+                [needA ? g.bmm(sb.unpack(node).transpose(1, 2)) : nil,
+                 needB ? sa.unpack(node).transpose(1, 2).bmm(g) : nil]
+            }
+        }
+        return result
+    }
+
+    /// Matrix × vector.
+    public func mv(_ v: Tensor) -> Tensor {
+        precondition(dim == 2 && v.dim == 1, "mv: expected a matrix and a vector (got \(dim)-D and \(v.dim)-D)")
+        precondition(shape[1] == v.shape[0], "mv: size mismatch, got input (\(shape[0])), mat (\(shape[0])x\(shape[1])), vec (\(v.shape[0]))")
+        return mm(v.unsqueeze(1)).squeeze(1)
+    }
+
+    /// Inner product of two 1-D tensors.
+    public func dot(_ other: Tensor) -> Tensor {
+        precondition(dim == 1 && other.dim == 1, "1D tensors expected, but got \(dim)D and \(other.dim)D tensors")
+        precondition(shape[0] == other.shape[0], "inconsistent tensor size, expected tensor [\(shape[0])] and src [\(other.shape[0])] to have the same number of elements, but got \(shape[0]) and \(other.shape[0]) elements respectively")
+        return unsqueeze(0).mm(other.unsqueeze(1)).reshape([])
+    }
+
+    /// Outer product of two 1-D tensors.
+    public func outer(_ other: Tensor) -> Tensor { unsqueeze(1) * other.unsqueeze(0) }
+
+    /// PyTorch's `matmul`: dot, mv, mm, and batched products with broadcast batch dims.
+    public func matmul(_ other: Tensor) -> Tensor {
+        let da = dim, db = other.dim
+        precondition(da > 0 && db > 0, "both arguments to matmul need to be at least 1D, but they are \(da)D and \(db)D")
+        if da == 1 && db == 1 { return dot(other) }
+        if da == 2 && db == 1 { return mv(other) }
+        if da == 1 && db == 2 { return unsqueeze(0).mm(other).squeeze(0) }
+        if da == 2 && db == 2 { return mm(other) }
+        if da >= 3 && db <= 2 {
+            // Fold batch dims into rows: (..., n, k) @ (k, m).
+            let k = shape[da - 1]
+            precondition(k == other.shape[0], "matmul: mat1 and mat2 shapes cannot be multiplied (\(numel / k)x\(k) and \(other.shape[0])x\(db == 2 ? other.shape[1] : 1))")
+            let folded = reshape(-1, k)
+            if db == 1 { return folded.mv(other).reshape(Array(shape.dropLast())) }
+            return folded.mm(other).reshape(Array(shape.dropLast()) + [other.shape[1]])
+        }
+        // General batched case with broadcasting.
+        let a = da == 1 ? unsqueeze(0) : self
+        let b = db == 1 ? other.unsqueeze(1) : other
+        let n = a.shape[a.dim - 2], k = a.shape[a.dim - 1]
+        let k2 = b.shape[b.dim - 2], m = b.shape[b.dim - 1]
+        precondition(k == k2, "matmul: Expected size for first two dimensions of batch2 tensor to be: [\(k), \(m)] but got: [\(k2), \(m)].")
+        let batchA = Array(a.shape.dropLast(2)), batchB = Array(b.shape.dropLast(2))
+        let batch = broadcastShapes(batchA, batchB, op: "matmul")
+        let bs = shapeNumel(batch)
+        let a3 = a.expand(batch + [n, k]).reshape(bs, n, k)
+        let b3 = b.expand(batch + [k, m]).reshape(bs, k, m)
+        var r = a3.bmm(b3).reshape(batch + [n, m])
+        if da == 1 { r = r.squeeze(-2) }
+        if db == 1 { r = r.squeeze(-1) }
+        return r
+    }
+
+    /// beta * self + alpha * (mat1 @ mat2), with self broadcast to the product's shape.
+    public func addmm(_ mat1: Tensor, _ mat2: Tensor, beta: Double = 1, alpha: Double = 1) -> Tensor {
+        torch.addmm(self, mat1, mat2, beta: beta, alpha: alpha)
+    }
+}
+
+extension torch {
+    public static func mm(_ a: Tensor, _ b: Tensor) -> Tensor { a.mm(b) }
+    public static func bmm(_ a: Tensor, _ b: Tensor) -> Tensor { a.bmm(b) }
+    public static func matmul(_ a: Tensor, _ b: Tensor) -> Tensor { a.matmul(b) }
+    public static func mv(_ a: Tensor, _ v: Tensor) -> Tensor { a.mv(v) }
+    public static func dot(_ a: Tensor, _ b: Tensor) -> Tensor { a.dot(b) }
+    public static func outer(_ a: Tensor, _ b: Tensor) -> Tensor { a.outer(b) }
+
+    /// beta * input + alpha * (mat1 @ mat2) in one GEMM call (the bias is broadcast into the output first).
+    public static func addmm(_ input: Tensor, _ mat1: Tensor, _ mat2: Tensor, beta: Double = 1, alpha: Double = 1) -> Tensor {
+        precondition(mat1.dim == 2 && mat2.dim == 2, "addmm: expected 2-D matrices (got \(mat1.dim)-D and \(mat2.dim)-D)")
+        precondition(mat1.shape[1] == mat2.shape[0], "addmm: mat1 and mat2 shapes cannot be multiplied (\(mat1.shape[0])x\(mat1.shape[1]) and \(mat2.shape[0])x\(mat2.shape[1]))")
+        let dt = resultType([input, mat1, mat2])
+        let compute = dt.computeType
+        let outShape = [mat1.shape[0], mat2.shape[1]]
+        _ = broadcastShapes(outShape, input.shape, op: "addmm")
+        let out = Tensor(uninitializedShape: outShape, dtype: compute)
+        if beta != 0 {
+            copyKernel(from: input, into: out)
+        }
+        gemm(gemmOperand(mat1, compute), gemmOperand(mat2, compute), into: out, alpha: alpha, beta: beta == 0 ? 0 : beta)
+        let result = compute == dt ? out : out.to(dt)
+        if anyNeedsGrad([input, mat1, mat2]) {
+            let n1 = mat1._requiresGrad, n2 = mat2._requiresGrad, ni = input._requiresGrad
+            let s1 = n2 ? SavedTensor(mat1) : nil, s2 = n1 ? SavedTensor(mat2) : nil
+            let inShape = input.shape
+            record("AddmmBackward0", result, inputs: [input, mat1, mat2]) { node, g in
+                let gi: Tensor? = ni ? (beta == 1 ? g : g * beta).sumToSize(inShape) : nil
+                var g1: Tensor? = n1 ? g.mm(s2!.unpack(node).t()) : nil
+                var g2: Tensor? = n2 ? s1!.unpack(node).t().mm(g) : nil
+                if alpha != 1 { g1 = g1.map { $0 * alpha }; g2 = g2.map { $0 * alpha } }
+                return [gi, g1, g2]
+            }
+        }
+        return result
+    }
+}

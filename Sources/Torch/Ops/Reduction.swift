@@ -1,0 +1,444 @@
+import CTorchKernels
+
+/// Reductions over all elements or chosen dims (`dim:` one or several, `keepdim:`): sum mean prod
+/// max min amax amin argmax argmin all any std var norm logsumexp, and cumsum/cumprod.
+
+/// The reduction geometry: which dims are kept and which are reduced.
+struct ReductionPlan {
+    let reduced: [Int]
+    let kept: [Int]
+    let outShape: [Int]        // with keepdim applied
+    let keptShape: [Int]       // kept dims only
+    let count: Int             // elements per output (K)
+
+    init(_ shape: [Int], dims: [Int]?, keepdim: Bool, op: String) {
+        let rank = shape.count
+        var red: [Int]
+        if let dims, !dims.isEmpty {
+            red = dims.map { normalizeDim($0, rank, op: op) }
+            precondition(Set(red).count == red.count, "\(op): dim \(dims) appears multiple times in the list of dims")
+            red.sort()
+        } else {
+            red = Array(0..<rank)
+        }
+        if rank == 0 { red = [] }
+        reduced = red
+        kept = (0..<rank).filter { !red.contains($0) }
+        keptShape = kept.map { shape[$0] }
+        count = red.reduce(1) { $0 * shape[$1] }
+        if keepdim {
+            outShape = (0..<rank).map { red.contains($0) ? 1 : shape[$0] }
+        } else {
+            outShape = keptShape
+        }
+    }
+}
+
+/// Applies `row(pointer, K)` to each output element's K reduced values (contiguous) and stores results.
+/// `x` must already have the compute element type `T`.
+@inline(__always)
+func reduceRows<T, R>(_ x: Tensor, _ plan: ReductionPlan, _ outType: DType, _: T.Type, _: R.Type,
+                      _ row: (UnsafePointer<T>, Int) -> R) -> Tensor {
+    let perm = plan.kept + plan.reduced
+    let xp = (perm == Array(0..<x.dim) ? x : x.permute(perm)).contiguous()
+    let out = Tensor(uninitializedShape: plan.outShape, dtype: outType)
+    let m = shapeNumel(plan.keptShape), k = plan.count
+    let src = UnsafePointer(xp.pointer(T.self)), dst = out.pointer(R.self)
+    parallelFor(m, grain: max(1, elementwiseGrain / max(k, 1))) { lo, hi in
+        for i in lo..<hi { dst[i] = row(src + i * k, k) }
+    }
+    return out
+}
+
+/// Sum over the reduced dims into the accumulation dtype (float stays float; ints → int64).
+func sumForward(_ x: Tensor, _ plan: ReductionPlan, dtype: DType?) -> Tensor {
+    let outType = dtype ?? (x.dtype.isFloatingPoint ? x.dtype : .int64)
+    let compute = outType.computeType
+    let src = x.to(compute)
+    // Leading dims of a contiguous tensor: accumulate whole rows (bias gradients, batch sums).
+    if src.isContiguous && !plan.reduced.isEmpty && plan.reduced == Array(0..<plan.reduced.count) && !plan.kept.isEmpty {
+        let out = Tensor(uninitializedShape: plan.outShape, dtype: compute)
+        let m = shapeNumel(plan.keptShape), k = plan.count
+        func columns<T: NumericElement>(_: T.Type) {
+            let s = UnsafePointer(src.pointer(T.self)), d = out.pointer(T.self)
+            parallelFor(m, grain: max(64, elementwiseGrain / max(k, 1))) { lo, hi in
+                for j in lo..<hi { d[j] = T.zeroValue }
+                for i in 0..<k {
+                    let r = s + i * m
+                    for j in lo..<hi { d[j] += r[j] }
+                }
+            }
+        }
+        switch compute {
+        case .float32: columns(Float.self)
+        case .float64: columns(Double.self)
+        case .int64: columns(Int64.self)
+        case .int32: columns(Int32.self)
+        default: columns(UInt8.self)
+        }
+        return out.to(outType)
+    }
+    let r: Tensor
+    switch compute {
+    case .float32: r = reduceRows(src, plan, compute, Float.self, Float.self) { p, n in ct_vsum_f32(p, Int64(n)) }
+    case .float64:
+        r = reduceRows(src, plan, compute, Double.self, Double.self) { p, n in
+            var a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0
+            var i = 0
+            while i + 4 <= n { a0 += p[i]; a1 += p[i + 1]; a2 += p[i + 2]; a3 += p[i + 3]; i += 4 }
+            while i < n { a0 += p[i]; i += 1 }
+            return (a0 + a1) + (a2 + a3)
+        }
+    case .int64: r = reduceRows(src, plan, compute, Int64.self, Int64.self) { p, n in (0..<n).reduce(0) { $0 &+ p[$1] } }
+    case .int32: r = reduceRows(src, plan, compute, Int32.self, Int32.self) { p, n in (0..<n).reduce(0) { $0 &+ p[$1] } }
+    case .uint8: r = reduceRows(src, plan, compute, UInt8.self, UInt8.self) { p, n in (0..<n).reduce(0) { $0 &+ p[$1] } }
+    default: preconditionFailure("sum: unsupported dtype \(compute)")
+    }
+    return r.to(outType)
+}
+
+/// Expands a reduced gradient back over the reduced dims.
+func expandReducedGradient(_ g: Tensor, inputShape: [Int], plan: ReductionPlan, keepdim: Bool) -> Tensor {
+    var gg = g
+    if !keepdim { for d in plan.reduced { gg = gg.unsqueeze(d) } }
+    return gg.expand(inputShape)
+}
+
+/// Which value to keep in a max/min-like reduction.
+private enum Extremum { case max, min }
+
+/// (values, indices) of max/min over one dim; NaN wins like PyTorch.
+private func extremumAlongDim(_ x: Tensor, _ dim: Int, keepdim: Bool, _ which: Extremum) -> (Tensor, Tensor) {
+    let plan = ReductionPlan(x.shape, dims: [dim], keepdim: keepdim, op: which == .max ? "max" : "min")
+    precondition(x.numel > 0 || plan.count > 0, "\(which == .max ? "max" : "min")(): Expected reduction dim \(dim) to have non-zero size.")
+    let compute = x.dtype.computeType == .bool ? DType.uint8 : x.dtype.computeType
+    let src = x.to(compute)
+    func run<T: NumericElement>(_: T.Type) -> (Tensor, Tensor) {
+        let idx = reduceRows(src, plan, .int64, T.self, Int64.self) { p, n in
+            var best = 0
+            for i in 1..<max(n, 1) {
+                let v = p[i], b = p[best]
+                if v != v && b == b { best = i; break }     // NaN
+                if which == .max ? v > b : v < b { best = i }
+            }
+            return Int64(best)
+        }
+        let vals = reduceRows(src, plan, compute, T.self, T.self) { p, n in
+            var b = p[0]
+            for i in 1..<max(n, 1) {
+                let v = p[i]
+                if v != v { return v }
+                if which == .max ? v > b : v < b { b = v }
+            }
+            return b
+        }
+        return (vals, idx)
+    }
+    var r: (Tensor, Tensor)
+    switch compute {
+    case .float32: r = run(Float.self)
+    case .float64: r = run(Double.self)
+    case .int64: r = run(Int64.self)
+    case .int32: r = run(Int32.self)
+    default: r = run(UInt8.self)
+    }
+    if r.0.dtype != x.dtype { r.0 = r.0.to(x.dtype) }
+    return r
+}
+
+extension Tensor {
+    /// Sum of all elements.
+    public func sum(dtype: DType? = nil) -> Tensor { sumImpl(dims: nil, keepdim: false, dtype: dtype, name: "SumBackward0") }
+    /// Sum over `dim`.
+    public func sum(dim: Int, keepdim: Bool = false, dtype: DType? = nil) -> Tensor {
+        sumImpl(dims: [dim], keepdim: keepdim, dtype: dtype, name: "SumBackward1")
+    }
+    /// Sum over several dims.
+    public func sum(dim: [Int], keepdim: Bool = false, dtype: DType? = nil) -> Tensor {
+        sumImpl(dims: dim, keepdim: keepdim, dtype: dtype, name: "SumBackward1")
+    }
+
+    private func sumImpl(dims: [Int]?, keepdim: Bool, dtype: DType?, name: String) -> Tensor {
+        let plan = ReductionPlan(shape, dims: dims, keepdim: keepdim, op: "sum")
+        let out = sumForward(self, plan, dtype: dtype)
+        if needsGrad {
+            let inShape = shape, inType = self.dtype
+            record(name, out, inputs: [self]) { _, g in
+                [expandReducedGradient(g, inputShape: inShape, plan: plan, keepdim: keepdim).to(inType)]
+            }
+        }
+        return out
+    }
+
+    /// Mean of all elements (floating types).
+    public func mean(dtype: DType? = nil) -> Tensor { meanImpl(dims: nil, keepdim: false, dtype: dtype, name: "MeanBackward0") }
+    public func mean(dim: Int, keepdim: Bool = false, dtype: DType? = nil) -> Tensor {
+        meanImpl(dims: [dim], keepdim: keepdim, dtype: dtype, name: "MeanBackward1")
+    }
+    public func mean(dim: [Int], keepdim: Bool = false, dtype: DType? = nil) -> Tensor {
+        meanImpl(dims: dim, keepdim: keepdim, dtype: dtype, name: "MeanBackward1")
+    }
+
+    private func meanImpl(dims: [Int]?, keepdim: Bool, dtype: DType?, name: String) -> Tensor {
+        let outType = dtype ?? self.dtype
+        precondition(outType.isFloatingPoint, "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: \(self.dtype.name.capitalized)")
+        let plan = ReductionPlan(shape, dims: dims, keepdim: keepdim, op: "mean")
+        let s = sumForward(self, plan, dtype: outType)
+        let k = Double(plan.count)
+        let out = torch.noGrad { s / k }
+        if needsGrad {
+            let inShape = shape
+            record(name, out, inputs: [self]) { _, g in
+                [expandReducedGradient(g, inputShape: inShape, plan: plan, keepdim: keepdim) / k]
+            }
+        }
+        return out
+    }
+
+    /// Product of all elements.
+    public func prod(dtype: DType? = nil) -> Tensor { prodImpl(dims: nil, keepdim: false, dtype: dtype, name: "ProdBackward0") }
+    public func prod(dim: Int, keepdim: Bool = false, dtype: DType? = nil) -> Tensor {
+        prodImpl(dims: [dim], keepdim: keepdim, dtype: dtype, name: "ProdBackward1")
+    }
+
+    private func prodImpl(dims: [Int]?, keepdim: Bool, dtype: DType?, name: String) -> Tensor {
+        let plan = ReductionPlan(shape, dims: dims, keepdim: keepdim, op: "prod")
+        let outType = dtype ?? (self.dtype.isFloatingPoint ? self.dtype : .int64)
+        let src = self.to(outType.computeType)
+        func run<T: NumericElement>(_: T.Type) -> Tensor {
+            reduceRows(src, plan, outType.computeType, T.self, T.self) { p, n in (0..<n).reduce(T.oneValue) { $0 * p[$1] } }
+        }
+        var out: Tensor
+        switch outType.computeType {
+        case .float32: out = run(Float.self)
+        case .float64: out = run(Double.self)
+        case .int32: out = run(Int32.self)
+        default: out = reduceRows(src, plan, .int64, Int64.self, Int64.self) { p, n in (0..<n).reduce(1) { $0 &* p[$1] } }
+        }
+        out = out.to(outType)
+        if needsGrad {
+            let sx = SavedTensor(self), so = SavedTensor(output: out)
+            let inShape = shape
+            record(name, out, inputs: [self]) { node, g in
+                let x = sx.unpack(node), o = so.unpack(node)
+                let ge = expandReducedGradient(g * o, inputShape: inShape, plan: plan, keepdim: keepdim)
+                // Exact where x != 0; elements equal to zero get the product of the others.
+                let safe = torch.where(x .== 0, torch.onesLike(x), x)
+                let others = torch.where(x .== 0, expandReducedGradient(g, inputShape: inShape, plan: plan, keepdim: keepdim)
+                                            * productOfOthers(x, plan: plan, keepdim: keepdim), ge / safe)
+                return [others]
+            }
+        }
+        return out
+    }
+
+    /// Largest element (NaN if any).
+    public func max() -> Tensor { fullExtremum(.max) }
+    /// Smallest element.
+    public func min() -> Tensor { fullExtremum(.min) }
+
+    private func fullExtremum(_ which: Extremum) -> Tensor {
+        precondition(numel > 0, "\(which == .max ? "max" : "min")(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.")
+        let (v, _) = extremumAlongDim(reshape(-1), 0, keepdim: false, which)
+        if needsGrad {
+            let sx = SavedTensor(self), so = SavedTensor(output: v)
+            record(which == .max ? "MaxBackward1" : "MinBackward1", v, inputs: [self]) { node, g in
+                let mask = (sx.unpack(node) .== so.unpack(node)).to(g.dtype)
+                return [mask * (g / mask.sum())]
+            }
+        }
+        return v
+    }
+
+    /// (values, indices) of the maximum along `dim`.
+    public func max(dim: Int, keepdim: Bool = false) -> (values: Tensor, indices: Tensor) { extremum(.max, dim, keepdim) }
+    /// (values, indices) of the minimum along `dim`.
+    public func min(dim: Int, keepdim: Bool = false) -> (values: Tensor, indices: Tensor) { extremum(.min, dim, keepdim) }
+
+    private func extremum(_ which: Extremum, _ dim: Int, _ keepdim: Bool) -> (values: Tensor, indices: Tensor) {
+        if self.dim == 0 { return (self.clone(), torch.zeros([], dtype: .int64)) }
+        let (v, i) = extremumAlongDim(self, dim, keepdim: keepdim, which)
+        if needsGrad {
+            let inShape = shape, d = normalizeDim(dim, self.dim, op: "max")
+            record(which == .max ? "MaxBackward0" : "MinBackward0", v, inputs: [self]) { _, g in
+                let gi = keepdim ? g : g.unsqueeze(d)
+                let ii = keepdim ? i : i.unsqueeze(d)
+                return [torch.zeros(inShape, dtype: g.dtype).scatter(d, ii, gi)]
+            }
+        }
+        return (v, i)
+    }
+
+    /// Maximum over dims (values only).
+    public func amax(dim: [Int] = [], keepdim: Bool = false) -> Tensor { amaxImpl(.max, dim, keepdim) }
+    public func amin(dim: [Int] = [], keepdim: Bool = false) -> Tensor { amaxImpl(.min, dim, keepdim) }
+
+    private func amaxImpl(_ which: Extremum, _ dims: [Int], _ keepdim: Bool) -> Tensor {
+        let plan = ReductionPlan(shape, dims: dims, keepdim: keepdim, op: "amax")
+        let flat = permute(plan.kept + plan.reduced).reshape(plan.keptShape + [plan.count])
+        var (v, _) = extremumAlongDim(torch.noGrad { flat.detach() }, -1, keepdim: false, which)
+        v = v.reshape(plan.outShape)
+        if needsGrad {
+            let sx = SavedTensor(self), so = SavedTensor(output: v), inShape = shape
+            record(which == .max ? "AmaxBackward0" : "AminBackward0", v, inputs: [self]) { node, g in
+                let o = expandReducedGradient(so.unpack(node), inputShape: inShape, plan: plan, keepdim: keepdim)
+                let mask = (sx.unpack(node) .== o).to(g.dtype)
+                let cnt = expandReducedGradient(mask.sum(dim: plan.reduced, keepdim: true), inputShape: inShape, plan: plan, keepdim: true)
+                return [mask * expandReducedGradient(g, inputShape: inShape, plan: plan, keepdim: keepdim) / cnt]
+            }
+        }
+        return v
+    }
+
+    /// Index of the maximum (over the flattened tensor, or along `dim`).
+    public func argmax(dim: Int? = nil, keepdim: Bool = false) -> Tensor {
+        guard let dim else { return extremumAlongDim(reshape(-1), 0, keepdim: false, .max).1 }
+        return extremumAlongDim(self, dim, keepdim: keepdim, .max).1
+    }
+    /// Index of the minimum.
+    public func argmin(dim: Int? = nil, keepdim: Bool = false) -> Tensor {
+        guard let dim else { return extremumAlongDim(reshape(-1), 0, keepdim: false, .min).1 }
+        return extremumAlongDim(self, dim, keepdim: keepdim, .min).1
+    }
+
+    /// True if all elements are nonzero.
+    public func all() -> Tensor { boolReduce(nil, false, all: true) }
+    public func all(dim: Int, keepdim: Bool = false) -> Tensor { boolReduce([dim], keepdim, all: true) }
+    /// True if any element is nonzero.
+    public func any() -> Tensor { boolReduce(nil, false, all: false) }
+    public func any(dim: Int, keepdim: Bool = false) -> Tensor { boolReduce([dim], keepdim, all: false) }
+
+    private func boolReduce(_ dims: [Int]?, _ keepdim: Bool, all: Bool) -> Tensor {
+        let plan = ReductionPlan(shape, dims: dims, keepdim: keepdim, op: all ? "all" : "any")
+        return reduceRows(to(.bool), plan, .bool, Bool.self, Bool.self) { p, n in
+            if all { for i in 0..<n where !p[i] { return false }; return true }
+            for i in 0..<n where p[i] { return true }
+            return false
+        }
+    }
+
+    /// Variance with Bessel's correction by default (`correction: 1`, PyTorch's `unbiased=True`).
+    public func `var`(dim: [Int]? = nil, correction: Int = 1, keepdim: Bool = false) -> Tensor {
+        precondition(dtype.isFloatingPoint, "var(): expected a floating point input (got \(dtype))")
+        let plan = ReductionPlan(shape, dims: dim, keepdim: keepdim, op: "var")
+        let mu = mean(dim: plan.reduced, keepdim: true)
+        let d = self - mu
+        let ss = (d * d).sum(dim: plan.reduced, keepdim: keepdim)
+        return ss / Double(Swift.max(plan.count - correction, 0))
+    }
+    public func `var`(dim: Int, correction: Int = 1, keepdim: Bool = false) -> Tensor { self.var(dim: [dim], correction: correction, keepdim: keepdim) }
+    public func `var`(unbiased: Bool) -> Tensor { self.var(dim: nil, correction: unbiased ? 1 : 0) }
+
+    /// Standard deviation (`sqrt(var)`).
+    public func std(dim: [Int]? = nil, correction: Int = 1, keepdim: Bool = false) -> Tensor {
+        self.var(dim: dim, correction: correction, keepdim: keepdim).sqrt()
+    }
+    public func std(dim: Int, correction: Int = 1, keepdim: Bool = false) -> Tensor { std(dim: [dim], correction: correction, keepdim: keepdim) }
+    public func std(unbiased: Bool) -> Tensor { std(dim: nil, correction: unbiased ? 1 : 0) }
+
+    /// p-norm over all elements or `dim` (p = 2 by default; `.infinity` for the max norm).
+    public func norm(p: Double = 2, dim: [Int]? = nil, keepdim: Bool = false) -> Tensor {
+        let a = abs()
+        if p == .infinity { return a.amax(dim: dim ?? [], keepdim: keepdim) }
+        if p == -.infinity { return a.amin(dim: dim ?? [], keepdim: keepdim) }
+        if p == 1 { return a.sum(dim: dim ?? [], keepdim: keepdim) }
+        if p == 2 {
+            let s = (self * self).sum(dim: dim ?? [], keepdim: keepdim)
+            return s.sqrt()
+        }
+        if p == 0 { return (self .!= 0).to(dtype.floatingResult).sum(dim: dim ?? [], keepdim: keepdim) }
+        return a.pow(p).sum(dim: dim ?? [], keepdim: keepdim).pow(1 / p)
+    }
+    public func norm(p: Double = 2, dim: Int, keepdim: Bool = false) -> Tensor { norm(p: p, dim: [dim], keepdim: keepdim) }
+
+    /// log(sum(exp(x))) over `dim`, computed stably.
+    public func logsumexp(dim: [Int], keepdim: Bool = false) -> Tensor {
+        let m = torch.noGrad { amax(dim: dim, keepdim: true) }
+        let safeM = torch.where(m.isinf(), torch.zerosLike(m), m)
+        let r = (self - safeM).exp().sum(dim: dim, keepdim: true).log() + safeM
+        return keepdim ? r : r.squeeze(dim: dim)
+    }
+    public func logsumexp(dim: Int, keepdim: Bool = false) -> Tensor { logsumexp(dim: [dim], keepdim: keepdim) }
+
+    /// Running sum along `dim`.
+    public func cumsum(dim: Int, dtype: DType? = nil) -> Tensor {
+        let d = normalizeDim(dim, Swift.max(self.dim, 1), op: "cumsum")
+        let outType = dtype ?? (self.dtype.isFloatingPoint ? self.dtype : .int64)
+        let out = scan(d, outType) { $0 + $1 }
+        if needsGrad {
+            record("CumsumBackward0", out, inputs: [self]) { _, g in
+                // Reverse cumulative sum: total - cumsum + g.
+                [g.sum(dim: d, keepdim: true) - g.cumsum(dim: d) + g]
+            }
+        }
+        return out
+    }
+
+    /// Running product along `dim`.
+    public func cumprod(dim: Int, dtype: DType? = nil) -> Tensor {
+        let d = normalizeDim(dim, Swift.max(self.dim, 1), op: "cumprod")
+        let outType = dtype ?? (self.dtype.isFloatingPoint ? self.dtype : .int64)
+        let out = scan(d, outType) { $0 * $1 }
+        if needsGrad {
+            let sx = SavedTensor(self), so = SavedTensor(output: out)
+            record("CumprodBackward0", out, inputs: [self]) { node, g in
+                let x = sx.unpack(node), o = so.unpack(node)
+                let go = g * o
+                return [(go.sum(dim: d, keepdim: true) - go.cumsum(dim: d) + go) / x]
+            }
+        }
+        return out
+    }
+
+    /// An inclusive scan with `f` along dim `d`, in the compute type of `outType`.
+    private func scan(_ d: Int, _ outType: DType, _ f: (Double, Double) -> Double) -> Tensor {
+        if self.dim == 0 { return to(outType).clone() }
+        let moved = movedim(d, -1).to(.float64).contiguous()
+        let n = moved.shape.last!, rows = moved.numel / Swift.max(n, 1)
+        let work = Tensor(uninitializedShape: moved.shape, dtype: .float64)
+        let s = moved.pointer(Double.self), o = work.pointer(Double.self)
+        for r in 0..<rows {
+            var acc = 0.0
+            for i in 0..<n {
+                acc = i == 0 ? s[r * n] : f(acc, s[r * n + i])
+                o[r * n + i] = acc
+            }
+        }
+        return torch.noGrad { work.movedim(-1, d).to(outType).contiguous() }
+    }
+}
+
+/// For prod's gradient at zeros: the product of the other elements of each reduced group.
+private func productOfOthers(_ x: Tensor, plan: ReductionPlan, keepdim: Bool) -> Tensor {
+    torch.noGrad {
+        let zeros = (x .== 0)
+        let nonzeroProd = torch.where(zeros, torch.onesLike(x), x).prod(dim: plan.reduced.first ?? 0, keepdim: true)
+        let zeroCount = zeros.to(x.dtype).sum(dim: plan.reduced, keepdim: true)
+        // Only a single zero in the group has a nonzero gradient.
+        return torch.where(zeroCount .== 1, nonzeroProd.expand(x.shape), torch.zerosLike(x))
+    }
+}
+
+extension torch {
+    public static func sum(_ x: Tensor) -> Tensor { x.sum() }
+    public static func sum(_ x: Tensor, dim: Int, keepdim: Bool = false) -> Tensor { x.sum(dim: dim, keepdim: keepdim) }
+    public static func sum(_ x: Tensor, dim: [Int], keepdim: Bool = false) -> Tensor { x.sum(dim: dim, keepdim: keepdim) }
+    public static func mean(_ x: Tensor) -> Tensor { x.mean() }
+    public static func mean(_ x: Tensor, dim: Int, keepdim: Bool = false) -> Tensor { x.mean(dim: dim, keepdim: keepdim) }
+    public static func mean(_ x: Tensor, dim: [Int], keepdim: Bool = false) -> Tensor { x.mean(dim: dim, keepdim: keepdim) }
+    public static func prod(_ x: Tensor) -> Tensor { x.prod() }
+    public static func max(_ x: Tensor) -> Tensor { x.max() }
+    public static func min(_ x: Tensor) -> Tensor { x.min() }
+    public static func max(_ x: Tensor, dim: Int, keepdim: Bool = false) -> (values: Tensor, indices: Tensor) { x.max(dim: dim, keepdim: keepdim) }
+    public static func min(_ x: Tensor, dim: Int, keepdim: Bool = false) -> (values: Tensor, indices: Tensor) { x.min(dim: dim, keepdim: keepdim) }
+    public static func argmax(_ x: Tensor, dim: Int? = nil, keepdim: Bool = false) -> Tensor { x.argmax(dim: dim, keepdim: keepdim) }
+    public static func argmin(_ x: Tensor, dim: Int? = nil, keepdim: Bool = false) -> Tensor { x.argmin(dim: dim, keepdim: keepdim) }
+    public static func all(_ x: Tensor) -> Tensor { x.all() }
+    public static func any(_ x: Tensor) -> Tensor { x.any() }
+    public static func std(_ x: Tensor, dim: [Int]? = nil, correction: Int = 1, keepdim: Bool = false) -> Tensor { x.std(dim: dim, correction: correction, keepdim: keepdim) }
+    public static func `var`(_ x: Tensor, dim: [Int]? = nil, correction: Int = 1, keepdim: Bool = false) -> Tensor { x.var(dim: dim, correction: correction, keepdim: keepdim) }
+    public static func norm(_ x: Tensor, p: Double = 2, dim: [Int]? = nil, keepdim: Bool = false) -> Tensor { x.norm(p: p, dim: dim, keepdim: keepdim) }
+    public static func logsumexp(_ x: Tensor, dim: Int, keepdim: Bool = false) -> Tensor { x.logsumexp(dim: dim, keepdim: keepdim) }
+    public static func cumsum(_ x: Tensor, dim: Int) -> Tensor { x.cumsum(dim: dim) }
+    public static func cumprod(_ x: Tensor, dim: Int) -> Tensor { x.cumprod(dim: dim) }
+}

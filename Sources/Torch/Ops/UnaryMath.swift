@@ -1,0 +1,396 @@
+import CTorchKernels
+
+/// Pointwise math of one tensor with autograd: abs sqrt rsqrt exp log log1p expm1 log2 log10 sin cos
+/// tan asin acos atan sinh cosh tanh sigmoid relu neg reciprocal sign round floor ceil trunc frac
+/// erf square, pow with a number exponent, and clamp.
+enum UnaryOp {
+    case abs, neg, sign, relu, round, floor, ceil, trunc, square
+    case sqrt, rsqrt, exp, log, log1p, expm1, log2, log10, sin, cos, tan, asin, acos, atan
+    case sinh, cosh, tanh, sigmoid, reciprocal, erf, frac
+
+    /// Ops that keep integer dtypes (others give the default floating type for integer inputs).
+    var keepsIntegers: Bool {
+        switch self {
+        case .abs, .neg, .sign, .relu, .round, .floor, .ceil, .trunc, .square: return true
+        default: return false
+        }
+    }
+
+    var nodeName: String {
+        switch self {
+        case .abs: return "AbsBackward0"
+        case .neg: return "NegBackward0"
+        case .sign: return "SignBackward0"
+        case .relu: return "ReluBackward0"
+        case .round: return "RoundBackward0"
+        case .floor: return "FloorBackward0"
+        case .ceil: return "CeilBackward0"
+        case .trunc: return "TruncBackward0"
+        case .square: return "PowBackward0"
+        case .sqrt: return "SqrtBackward0"
+        case .rsqrt: return "RsqrtBackward0"
+        case .exp: return "ExpBackward0"
+        case .log: return "LogBackward0"
+        case .log1p: return "Log1PBackward0"
+        case .expm1: return "Expm1Backward0"
+        case .log2: return "Log2Backward0"
+        case .log10: return "Log10Backward0"
+        case .sin: return "SinBackward0"
+        case .cos: return "CosBackward0"
+        case .tan: return "TanBackward0"
+        case .asin: return "AsinBackward0"
+        case .acos: return "AcosBackward0"
+        case .atan: return "AtanBackward0"
+        case .sinh: return "SinhBackward0"
+        case .cosh: return "CoshBackward0"
+        case .tanh: return "TanhBackward0"
+        case .sigmoid: return "SigmoidBackward0"
+        case .reciprocal: return "ReciprocalBackward0"
+        case .erf: return "ErfBackward0"
+        case .frac: return "FracBackward0"
+        }
+    }
+}
+
+/// Runs `op` from `x` into `out` (same shape; both of the compute dtype).
+func unaryKernel(_ op: UnaryOp, _ x: Tensor, into out: Tensor) {
+    if out.dtype == .float32 && x.isContiguous && out.isContiguous {
+        let n = Int64(x.numel)
+        let src = UnsafePointer(x.pointer(Float.self)), dst = out.pointer(Float.self)
+        let vector: ((UnsafePointer<Float>, UnsafeMutablePointer<Float>, Int64) -> Void)?
+        switch op {
+        case .exp: vector = { ct_vexp_f32($0, $1, $2) }
+        case .log: vector = { ct_vlog_f32($0, $1, $2) }
+        case .tanh: vector = { ct_vtanh_f32($0, $1, $2) }
+        case .sigmoid: vector = { ct_vsigmoid_f32($0, $1, $2) }
+        default: vector = nil
+        }
+        if let vector {
+            parallelFor(Int(n), grain: elementwiseGrain) { lo, hi in
+                vector(src + lo, dst + lo, Int64(hi - lo))
+            }
+            return
+        }
+    }
+    let plan = StridedPlan(shape: out.shape, out.strides, x.strides, [Int](repeating: 0, count: x.dim))
+    func floating<T: FloatElement>(_: T.Type) {
+        let o = out.pointer(T.self), a = UnsafePointer(x.pointer(T.self))
+        switch op {
+        case .abs: unaryLoop(plan, o, a) { Swift.abs($0) }
+        case .neg: unaryLoop(plan, o, a) { -$0 }
+        case .sign: unaryLoop(plan, o, a) { $0 > 0 ? 1 : ($0 < 0 ? -1 : $0) }
+        case .relu: unaryLoop(plan, o, a) { $0 > 0 ? $0 : ($0.isNaN ? $0 : 0) }
+        case .round: unaryLoop(plan, o, a) { T.rint($0) }
+        case .floor: unaryLoop(plan, o, a) { $0.rounded(.down) }
+        case .ceil: unaryLoop(plan, o, a) { $0.rounded(.up) }
+        case .trunc: unaryLoop(plan, o, a) { $0.rounded(.towardZero) }
+        case .frac: unaryLoop(plan, o, a) { $0 - $0.rounded(.towardZero) }
+        case .square: unaryLoop(plan, o, a) { $0 * $0 }
+        case .sqrt: unaryLoop(plan, o, a) { $0.squareRoot() }
+        case .rsqrt: unaryLoop(plan, o, a) { 1 / $0.squareRoot() }
+        case .exp: unaryLoop(plan, o, a) { T.exp($0) }
+        case .log: unaryLoop(plan, o, a) { T.log($0) }
+        case .log1p: unaryLoop(plan, o, a) { T.log1p($0) }
+        case .expm1: unaryLoop(plan, o, a) { T.expm1($0) }
+        case .log2: unaryLoop(plan, o, a) { T.log($0) * (1 / T.log(2)) }
+        case .log10: unaryLoop(plan, o, a) { T.log($0) * (1 / T.log(10)) }
+        case .sin: unaryLoop(plan, o, a) { T.sin($0) }
+        case .cos: unaryLoop(plan, o, a) { T.cos($0) }
+        case .tan: unaryLoop(plan, o, a) { T.tan($0) }
+        case .asin: unaryLoop(plan, o, a) { T.asin($0) }
+        case .acos: unaryLoop(plan, o, a) { T.acos($0) }
+        case .atan: unaryLoop(plan, o, a) { T.atan($0) }
+        case .sinh: unaryLoop(plan, o, a) { T.sinh($0) }
+        case .cosh: unaryLoop(plan, o, a) { T.cosh($0) }
+        case .tanh: unaryLoop(plan, o, a) { T.tanh($0) }
+        case .sigmoid: unaryLoop(plan, o, a) { 1 / (1 + T.exp(-$0)) }
+        case .reciprocal: unaryLoop(plan, o, a) { 1 / $0 }
+        case .erf: unaryLoop(plan, o, a) { T.erf($0) }
+        }
+    }
+    func integer<T: NumericElement & FixedWidthInteger>(_: T.Type) {
+        let o = out.pointer(T.self), a = UnsafePointer(x.pointer(T.self))
+        switch op {
+        case .abs: unaryLoop(plan, o, a) { $0 < T.zeroValue ? T.zeroValue &- $0 : $0 }
+        case .neg: unaryLoop(plan, o, a) { T.zeroValue &- $0 }
+        case .sign: unaryLoop(plan, o, a) { $0 > T.zeroValue ? 1 : ($0 < T.zeroValue ? T.zeroValue &- 1 : 0) }
+        case .relu: unaryLoop(plan, o, a) { $0 > T.zeroValue ? $0 : 0 }
+        case .square: unaryLoop(plan, o, a) { $0 &* $0 }
+        case .round, .floor, .ceil, .trunc: unaryLoop(plan, o, a) { $0 }
+        default: preconditionFailure("unary op \(op) is computed in floating point for integer inputs")
+        }
+    }
+    switch out.dtype {
+    case .float32: floating(Float.self)
+    case .float64: floating(Double.self)
+    case .int64: integer(Int64.self)
+    case .int32: integer(Int32.self)
+    case .uint8: integer(UInt8.self)
+    case .bool:
+        precondition(op != .neg, "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+        copyKernel(from: x, into: out)
+    case .float16, .bfloat16: preconditionFailure("unary ops compute half types in float32")
+    }
+}
+
+/// `op(x)` with dtype rules, without autograd.
+func unaryForward(_ op: UnaryOp, _ x: Tensor) -> Tensor {
+    let dt = (op.keepsIntegers && x.dtype.isIntegral) ? x.dtype : x.dtype.floatingResult
+    let compute = dt.computeType
+    let src = x.to(compute)
+    let out = Tensor(uninitializedShape: x.shape, dtype: compute)
+    unaryKernel(op, src, into: out)
+    return compute == dt ? out : out.to(dt)
+}
+
+/// The derivative of `op` given the input `x`, output `y` and incoming gradient `g`.
+private func unaryBackward(_ op: UnaryOp, _ g: Tensor, _ x: () -> Tensor, _ y: () -> Tensor) -> Tensor {
+    switch op {
+    case .abs: return g * x().sign()
+    case .neg: return -g
+    case .sign, .round, .floor, .ceil, .trunc: return torch.zerosLike(g)
+    case .frac: return g
+    case .relu: return thresholdBackward(g, y(), threshold: 0)
+    case .square: return g * x() * 2
+    case .sqrt: return g / (y() * 2)
+    case .rsqrt: let o = y(); return g * o * o * o * -0.5
+    case .exp: return g * y()
+    case .log: return g / x()
+    case .log1p: return g / (x() + 1)
+    case .expm1: return g * (y() + 1)
+    case .log2: return g / (x() * 0.6931471805599453)
+    case .log10: return g / (x() * 2.302585092994046)
+    case .sin: return g * x().cos()
+    case .cos: return -g * x().sin()
+    case .tan: let o = y(); return g * (o * o + 1)
+    case .asin: let a = x(); return g / (1 - a * a).sqrt()
+    case .acos: let a = x(); return -g / (1 - a * a).sqrt()
+    case .atan: let a = x(); return g / (a * a + 1)
+    case .sinh: return g * x().cosh()
+    case .cosh: return g * x().sinh()
+    case .tanh:
+        let o = y()
+        if !GradMode.isEnabled { return fusedFloatBinary(g, o) { g, o in g * (1 - o * o) } }
+        return g * (1 - o * o)
+    case .sigmoid:
+        let o = y()
+        if !GradMode.isEnabled { return fusedFloatBinary(g, o) { g, o in g * o * (1 - o) } }
+        return g * o * (1 - o)
+    case .reciprocal: let o = y(); return -g * o * o
+    case .erf: let a = x(); return g * (-(a * a)).exp() * 1.1283791670955126
+    }
+}
+
+/// Which of (input, output) the backward formula of `op` needs.
+private func savesInput(_ op: UnaryOp) -> Bool {
+    switch op {
+    case .neg, .sign, .round, .floor, .ceil, .trunc, .frac, .relu, .sqrt, .rsqrt, .exp, .expm1, .tan, .tanh, .sigmoid, .reciprocal:
+        return false
+    default: return true
+    }
+}
+private func savesOutput(_ op: UnaryOp) -> Bool {
+    switch op {
+    case .relu, .sqrt, .rsqrt, .exp, .expm1, .tan, .tanh, .sigmoid, .reciprocal: return true
+    default: return false
+    }
+}
+
+/// `op(x)` with autograd.
+func unary(_ op: UnaryOp, _ x: Tensor) -> Tensor {
+    let out = unaryForward(op, x)
+    if x.needsGrad {
+        let sx = savesInput(op) ? SavedTensor(x) : nil
+        let so = savesOutput(op) ? SavedTensor(output: out) : nil
+        record(op.nodeName, out, inputs: [x]) { node, g in
+            [unaryBackward(op, g, { sx!.unpack(node) }, { so!.unpack(node) })]
+        }
+    }
+    return out
+}
+
+/// `op(x)` written back into x.
+func unaryInPlace(_ op: UnaryOp, _ x: Tensor) {
+    x.checkInPlace("\(op)_")
+    precondition(op.keepsIntegers || x.dtype.isFloatingPoint,
+                 "\(op)_: result type Float can't be cast to the desired output type \(x.dtype.name.capitalized)")
+    let needs = x.needsGrad
+    let sx: SavedTensor? = needs && savesInput(op) ? SavedTensor(x.contiguousCopy()) : nil
+    if x.dtype.computeType == x.dtype {
+        unaryKernel(op, x, into: x)
+    } else {
+        copyKernel(from: unaryForward(op, x), into: x)
+    }
+    x.storage.bumpVersion()
+    if needs {
+        let so: SavedTensor? = savesOutput(op) ? SavedTensor(x.contiguousCopy()) : nil
+        x.rebaseHistory(op.nodeName, inputs: []) { node, g in
+            [unaryBackward(op, g, { sx!.unpack(node) }, { so!.unpack(node) })]
+        }
+    }
+}
+
+/// g where y > threshold, else 0 (ReLU's backward), fused when not building a graph.
+func thresholdBackward(_ g: Tensor, _ y: Tensor, threshold: Double) -> Tensor {
+    if !GradMode.isEnabled && g.dtype == y.dtype && g.dtype.isFloatingPoint {
+        let t = threshold
+        return fusedFloatBinary(g, y) { g, y in y > .init(t) ? g : 0 }
+    }
+    return g * (y .> threshold).to(g.dtype)
+}
+
+/// A one-pass kernel over two floating tensors of the same dtype, for non-differentiable
+/// backward formulas. `f` is called with Double-convertible generic values via the element type.
+@inline(__always)
+func fusedFloatBinary(_ a: Tensor, _ b: Tensor, _ f: (Double, Double) -> Double) -> Tensor {
+    let shape = broadcastShapes(a.shape, b.shape, op: "fused")
+    let dt = a.dtype
+    let out = Tensor(uninitializedShape: shape, dtype: dt)
+    let plan = StridedPlan(shape: shape, out.strides, a.broadcastStrides(to: shape), b.to(dt).broadcastStrides(to: shape))
+    let bb = b.to(dt)
+    switch dt {
+    case .float32:
+        binaryLoop(plan, out.pointer(Float.self), UnsafePointer(a.pointer(Float.self)), UnsafePointer(bb.pointer(Float.self))) {
+            Float(f(Double($0), Double($1)))
+        }
+    case .float64:
+        binaryLoop(plan, out.pointer(Double.self), UnsafePointer(a.pointer(Double.self)), UnsafePointer(bb.pointer(Double.self))) {
+            f($0, $1)
+        }
+    default:
+        return Tensor(storage: out.storage, shape: shape, strides: out.strides, offset: 0, dtype: dt).to(dt)
+    }
+    return out
+}
+
+// MARK: - Public API
+
+extension Tensor {
+    public func abs() -> Tensor { unary(.abs, self) }
+    public func neg() -> Tensor { unary(.neg, self) }
+    public func sign() -> Tensor { unary(.sign, self) }
+    public func relu() -> Tensor { unary(.relu, self) }
+    public func round() -> Tensor { unary(.round, self) }
+    public func floor() -> Tensor { unary(.floor, self) }
+    public func ceil() -> Tensor { unary(.ceil, self) }
+    public func trunc() -> Tensor { unary(.trunc, self) }
+    public func frac() -> Tensor { unary(.frac, self) }
+    public func square() -> Tensor { unary(.square, self) }
+    public func sqrt() -> Tensor { unary(.sqrt, self) }
+    public func rsqrt() -> Tensor { unary(.rsqrt, self) }
+    public func exp() -> Tensor { unary(.exp, self) }
+    public func log() -> Tensor { unary(.log, self) }
+    public func log1p() -> Tensor { unary(.log1p, self) }
+    public func expm1() -> Tensor { unary(.expm1, self) }
+    public func log2() -> Tensor { unary(.log2, self) }
+    public func log10() -> Tensor { unary(.log10, self) }
+    public func sin() -> Tensor { unary(.sin, self) }
+    public func cos() -> Tensor { unary(.cos, self) }
+    public func tan() -> Tensor { unary(.tan, self) }
+    public func asin() -> Tensor { unary(.asin, self) }
+    public func acos() -> Tensor { unary(.acos, self) }
+    public func atan() -> Tensor { unary(.atan, self) }
+    public func sinh() -> Tensor { unary(.sinh, self) }
+    public func cosh() -> Tensor { unary(.cosh, self) }
+    public func tanh() -> Tensor { unary(.tanh, self) }
+    public func sigmoid() -> Tensor { unary(.sigmoid, self) }
+    public func reciprocal() -> Tensor { unary(.reciprocal, self) }
+    public func erf() -> Tensor { unary(.erf, self) }
+
+    @discardableResult public func abs_() -> Tensor { unaryInPlace(.abs, self); return self }
+    @discardableResult public func neg_() -> Tensor { unaryInPlace(.neg, self); return self }
+    @discardableResult public func relu_() -> Tensor { unaryInPlace(.relu, self); return self }
+    @discardableResult public func exp_() -> Tensor { unaryInPlace(.exp, self); return self }
+    @discardableResult public func log_() -> Tensor { unaryInPlace(.log, self); return self }
+    @discardableResult public func sqrt_() -> Tensor { unaryInPlace(.sqrt, self); return self }
+    @discardableResult public func tanh_() -> Tensor { unaryInPlace(.tanh, self); return self }
+    @discardableResult public func sigmoid_() -> Tensor { unaryInPlace(.sigmoid, self); return self }
+    @discardableResult public func round_() -> Tensor { unaryInPlace(.round, self); return self }
+    @discardableResult public func floor_() -> Tensor { unaryInPlace(.floor, self); return self }
+    @discardableResult public func ceil_() -> Tensor { unaryInPlace(.ceil, self); return self }
+
+    /// Elementwise power with a number exponent (`x.pow(2)`, `x ** 0.5`).
+    public func pow(_ exponent: Double) -> Tensor {
+        if exponent == 2 { return unary(.square, self) }
+        let out = binaryForward(.pow, self, Tensor.scalarOperand(exponent))
+        if needsGrad {
+            let sx = SavedTensor(self)
+            record("PowBackward0", out, inputs: [self]) { node, g in
+                if exponent == 0 { return [torch.zerosLike(g)] }
+                return [g * sx.unpack(node).pow(exponent - 1) * exponent]
+            }
+        }
+        return out
+    }
+
+    /// Limits values to [min, max] (either bound optional).
+    public func clamp(min lo: Double? = nil, max hi: Double? = nil) -> Tensor {
+        precondition(lo != nil || hi != nil, "clamp: At least one of 'min' or 'max' must not be None")
+        let out = clampForward(lo, hi)
+        if needsGrad {
+            let sx = SavedTensor(self)
+            let name = hi == nil ? "ClampMinBackward0" : (lo == nil ? "ClampMaxBackward0" : "ClampBackward1")
+            record(name, out, inputs: [self]) { node, g in
+                let x = sx.unpack(node)
+                var mask = torch.onesLike(x, dtype: .bool)
+                if let lo { mask = mask & (x .>= lo) }
+                if let hi { mask = mask & (x .<= hi) }
+                return [g * mask.to(g.dtype)]
+            }
+        }
+        return out
+    }
+
+    /// In-place clamp.
+    @discardableResult
+    public func clamp_(min lo: Double? = nil, max hi: Double? = nil) -> Tensor {
+        precondition(!needsGrad, "clamp_: in-place clamp of a tensor that requires grad is not supported; use clamp")
+        copyKernel(from: clampForward(lo, hi), into: self)
+        storage.bumpVersion()
+        return self
+    }
+
+    private func clampForward(_ lo: Double?, _ hi: Double?) -> Tensor {
+        var r = self
+        if let lo { r = binaryForward(.maximum, r, Tensor.scalarOperand(lo).to(dtype.isFloatingPoint ? dtype : (lo.rounded() == lo ? dtype : torch.defaultDType))) }
+        if let hi { r = binaryForward(.minimum, r, Tensor.scalarOperand(hi).to(r.dtype.isFloatingPoint ? r.dtype : (hi.rounded() == hi ? r.dtype : torch.defaultDType))) }
+        return r === self ? contiguousCopy() : r
+    }
+
+    /// Alias of `clamp`.
+    public func clip(min lo: Double? = nil, max hi: Double? = nil) -> Tensor { clamp(min: lo, max: hi) }
+}
+
+extension torch {
+    public static func abs(_ x: Tensor) -> Tensor { x.abs() }
+    public static func neg(_ x: Tensor) -> Tensor { x.neg() }
+    public static func sign(_ x: Tensor) -> Tensor { x.sign() }
+    public static func relu(_ x: Tensor) -> Tensor { x.relu() }
+    public static func round(_ x: Tensor) -> Tensor { x.round() }
+    public static func floor(_ x: Tensor) -> Tensor { x.floor() }
+    public static func ceil(_ x: Tensor) -> Tensor { x.ceil() }
+    public static func trunc(_ x: Tensor) -> Tensor { x.trunc() }
+    public static func frac(_ x: Tensor) -> Tensor { x.frac() }
+    public static func square(_ x: Tensor) -> Tensor { x.square() }
+    public static func sqrt(_ x: Tensor) -> Tensor { x.sqrt() }
+    public static func rsqrt(_ x: Tensor) -> Tensor { x.rsqrt() }
+    public static func exp(_ x: Tensor) -> Tensor { x.exp() }
+    public static func log(_ x: Tensor) -> Tensor { x.log() }
+    public static func log1p(_ x: Tensor) -> Tensor { x.log1p() }
+    public static func expm1(_ x: Tensor) -> Tensor { x.expm1() }
+    public static func log2(_ x: Tensor) -> Tensor { x.log2() }
+    public static func log10(_ x: Tensor) -> Tensor { x.log10() }
+    public static func sin(_ x: Tensor) -> Tensor { x.sin() }
+    public static func cos(_ x: Tensor) -> Tensor { x.cos() }
+    public static func tan(_ x: Tensor) -> Tensor { x.tan() }
+    public static func asin(_ x: Tensor) -> Tensor { x.asin() }
+    public static func acos(_ x: Tensor) -> Tensor { x.acos() }
+    public static func atan(_ x: Tensor) -> Tensor { x.atan() }
+    public static func sinh(_ x: Tensor) -> Tensor { x.sinh() }
+    public static func cosh(_ x: Tensor) -> Tensor { x.cosh() }
+    public static func tanh(_ x: Tensor) -> Tensor { x.tanh() }
+    public static func sigmoid(_ x: Tensor) -> Tensor { x.sigmoid() }
+    public static func reciprocal(_ x: Tensor) -> Tensor { x.reciprocal() }
+    public static func erf(_ x: Tensor) -> Tensor { x.erf() }
+    public static func clamp(_ x: Tensor, min: Double? = nil, max: Double? = nil) -> Tensor { x.clamp(min: min, max: max) }
+}

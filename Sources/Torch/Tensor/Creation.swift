@@ -1,0 +1,305 @@
+/// Tensor creation: `torch.tensor` from Swift values and nested arrays, `zeros ones full empty eye
+/// arange linspace logspace` (+ `…Like`), random `rand randn randint normal randperm` (+ `…Like`).
+
+/// Swift values `torch.tensor` accepts: numbers, Bools and nested arrays of them.
+public protocol TensorLiteral {
+    /// Appends this value's elements (row-major) and, at the first element of each depth, its shape.
+    func collect(into c: inout TensorLiteralCollector, depth: Int)
+}
+
+/// Accumulates the elements and shape of a nested literal.
+public struct TensorLiteralCollector {
+    var doubles: [Double] = []
+    var ints: [Int64] = []
+    var isFloating = false
+    var isBool = false
+    var shape: [Int] = []
+    var shapeFixed: [Bool] = []
+
+    mutating func noteCount(_ n: Int, depth: Int) {
+        if depth == shape.count { shape.append(n); shapeFixed.append(true) } else {
+            precondition(shape[depth] == n, "tensor: expected sequence of length \(shape[depth]) at dim \(depth) (got \(n))")
+        }
+    }
+}
+
+extension Int: TensorLiteral {
+    public func collect(into c: inout TensorLiteralCollector, depth: Int) { c.ints.append(Int64(self)); c.doubles.append(Double(self)) }
+}
+extension Int64: TensorLiteral {
+    public func collect(into c: inout TensorLiteralCollector, depth: Int) { c.ints.append(self); c.doubles.append(Double(self)) }
+}
+extension Int32: TensorLiteral {
+    public func collect(into c: inout TensorLiteralCollector, depth: Int) { c.ints.append(Int64(self)); c.doubles.append(Double(self)) }
+}
+extension UInt8: TensorLiteral {
+    public func collect(into c: inout TensorLiteralCollector, depth: Int) { c.ints.append(Int64(self)); c.doubles.append(Double(self)) }
+}
+extension Double: TensorLiteral {
+    public func collect(into c: inout TensorLiteralCollector, depth: Int) { c.isFloating = true; c.doubles.append(self); c.ints.append(0) }
+}
+extension Float: TensorLiteral {
+    public func collect(into c: inout TensorLiteralCollector, depth: Int) { c.isFloating = true; c.doubles.append(Double(self)); c.ints.append(0) }
+}
+extension Bool: TensorLiteral {
+    public func collect(into c: inout TensorLiteralCollector, depth: Int) { c.isBool = true; c.doubles.append(self ? 1 : 0); c.ints.append(self ? 1 : 0) }
+}
+extension Array: TensorLiteral where Element: TensorLiteral {
+    public func collect(into c: inout TensorLiteralCollector, depth: Int) {
+        c.noteCount(count, depth: depth)
+        for e in self { e.collect(into: &c, depth: depth + 1) }
+    }
+}
+
+extension torch {
+    /// A tensor from a Swift number, Bool, or nested array (integers → int64, floating → the
+    /// default float type, Bool → bool), like `torch.tensor`.
+    ///
+    /// ```swift
+    /// let a = torch.tensor([[1, 2], [3, 4]])                 // int64
+    /// let b = torch.tensor([0.5, 1.5], requiresGrad: true)     // float32
+    /// let c = torch.tensor([1, 2], dtype: .float64)
+    /// ```
+    public static func tensor<L: TensorLiteral>(_ data: L, dtype: DType? = nil, device: Device = .cpu,
+                                                requiresGrad: Bool = false) -> Tensor {
+        device.checkAvailable("tensor")
+        var c = TensorLiteralCollector()
+        data.collect(into: &c, depth: 0)
+        let shape = c.shape
+        let n = shapeNumel(shape)
+        precondition(c.doubles.count == n, "tensor: ragged nested sequence (expected \(n) elements, got \(c.doubles.count))")
+        let inferred: DType = c.isFloating ? torch.defaultDType : (c.isBool ? .bool : .int64)
+        let t: Tensor
+        if !c.isFloating && !c.isBool {
+            t = Tensor(c.ints, shape: shape)
+        } else if c.isBool && !c.isFloating {
+            t = Tensor(c.ints.map { $0 != 0 }, shape: shape)
+        } else {
+            t = Tensor(c.doubles, shape: shape)
+        }
+        let out = t.to(dtype ?? inferred)
+        if requiresGrad { out.requiresGrad = true }
+        return out
+    }
+
+    /// A tensor filled with `value`.
+    public static func full(_ shape: [Int], _ value: Double, dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
+        let dt = dtype ?? (value.rounded() == value && !(value.isNaN || value.isInfinite) && dtype == nil ? torch.defaultDType : torch.defaultDType)
+        let t = Tensor(uninitializedShape: shape, dtype: dt)
+        fillKernel(t, value)
+        if requiresGrad { t.requiresGrad = true }
+        return t
+    }
+
+    public static func zeros(_ shape: Int..., dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
+        zeros(shape, dtype: dtype, requiresGrad: requiresGrad)
+    }
+    public static func zeros(_ shape: [Int], dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
+        let t = Tensor(uninitializedShape: shape, dtype: dtype ?? torch.defaultDType)
+        t.storage.data.initializeMemory(as: UInt8.self, repeating: 0, count: t.numel * t.dtype.itemSize)
+        if requiresGrad { t.requiresGrad = true }
+        return t
+    }
+    public static func ones(_ shape: Int..., dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
+        full(shape, 1, dtype: dtype, requiresGrad: requiresGrad)
+    }
+    public static func ones(_ shape: [Int], dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
+        full(shape, 1, dtype: dtype, requiresGrad: requiresGrad)
+    }
+    /// Uninitialised memory (values are arbitrary).
+    public static func empty(_ shape: Int..., dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
+        empty(shape, dtype: dtype, requiresGrad: requiresGrad)
+    }
+    public static func empty(_ shape: [Int], dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
+        let t = Tensor(uninitializedShape: shape, dtype: dtype ?? torch.defaultDType)
+        if requiresGrad { t.requiresGrad = true }
+        return t
+    }
+    public static func zerosLike(_ t: Tensor, dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
+        zeros(t.shape, dtype: dtype ?? t.dtype, requiresGrad: requiresGrad)
+    }
+    public static func onesLike(_ t: Tensor, dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
+        full(t.shape, 1, dtype: dtype ?? t.dtype, requiresGrad: requiresGrad)
+    }
+    public static func fullLike(_ t: Tensor, _ value: Double, dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
+        full(t.shape, value, dtype: dtype ?? t.dtype, requiresGrad: requiresGrad)
+    }
+    public static func emptyLike(_ t: Tensor, dtype: DType? = nil) -> Tensor {
+        empty(t.shape, dtype: dtype ?? t.dtype)
+    }
+
+    /// Identity matrix n×m (m defaults to n).
+    public static func eye(_ n: Int, _ m: Int? = nil, dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
+        let cols = m ?? n
+        let t = zeros([n, cols], dtype: dtype)
+        fillKernel(t.makeView(shape: [Swift.min(n, cols)], strides: [cols + 1], offset: 0), 1)
+        if requiresGrad { t.requiresGrad = true }
+        return t
+    }
+
+    /// Values `start, start+step, ... < end`. Integer arguments give int64, otherwise the default float type.
+    public static func arange(_ end: Int, dtype: DType? = nil) -> Tensor { arange(0, end, 1, dtype: dtype) }
+    public static func arange(_ start: Int, _ end: Int, _ step: Int = 1, dtype: DType? = nil) -> Tensor {
+        precondition(step != 0, "arange: step must be nonzero")
+        precondition((end - start) * step.signum() >= 0, "arange: upper bound and larger bound inconsistent with step sign")
+        let n = Swift.max(0, (end - start + step - step.signum()) / step)
+        let vals = (0..<n).map { Int64(start + $0 * step) }
+        return Tensor(vals, shape: [n]).to(dtype ?? .int64)
+    }
+    public static func arange(_ end: Double, dtype: DType? = nil) -> Tensor { arange(0, end, 1, dtype: dtype) }
+    public static func arange(_ start: Double, _ end: Double, _ step: Double = 1, dtype: DType? = nil) -> Tensor {
+        precondition(step != 0, "arange: step must be nonzero")
+        precondition((end - start) * step >= 0, "arange: upper bound and larger bound inconsistent with step sign")
+        let n = Swift.max(0, Int(((end - start) / step).rounded(.up)))
+        let vals = (0..<n).map { start + Double($0) * step }
+        return Tensor(vals, shape: [n]).to(dtype ?? torch.defaultDType)
+    }
+
+    /// `steps` evenly spaced values from `start` to `end` inclusive.
+    public static func linspace(_ start: Double, _ end: Double, steps: Int, dtype: DType? = nil) -> Tensor {
+        precondition(steps >= 0, "linspace: number of steps must be non-negative")
+        let step = steps > 1 ? (end - start) / Double(steps - 1) : 0
+        // PyTorch fills the second half from the end for symmetry.
+        let half = steps / 2
+        let vals = (0..<steps).map { i in i < half ? start + step * Double(i) : end - step * Double(steps - 1 - i) }
+        return Tensor(vals, shape: [steps]).to(dtype ?? torch.defaultDType)
+    }
+    public static func linspace(_ start: Double, _ end: Double, _ steps: Int, dtype: DType? = nil) -> Tensor {
+        linspace(start, end, steps: steps, dtype: dtype)
+    }
+
+    /// `steps` values `base^x` for x evenly spaced from start to end.
+    public static func logspace(_ start: Double, _ end: Double, steps: Int, base: Double = 10, dtype: DType? = nil) -> Tensor {
+        let e = linspace(start, end, steps: steps, dtype: .float64)
+        return torch.pow(base, e).to(dtype ?? torch.defaultDType)
+    }
+
+    // MARK: Random
+
+    /// Uniform samples in [0, 1).
+    public static func rand(_ shape: Int..., dtype: DType? = nil, generator: Generator? = nil, requiresGrad: Bool = false) -> Tensor {
+        rand(shape, dtype: dtype, generator: generator, requiresGrad: requiresGrad)
+    }
+    public static func rand(_ shape: [Int], dtype: DType? = nil, generator: Generator? = nil, requiresGrad: Bool = false) -> Tensor {
+        let t = empty(shape, dtype: dtype)
+        t.uniform_(0, 1, generator: generator)
+        if requiresGrad { t.requiresGrad = true }
+        return t
+    }
+    /// Standard normal samples.
+    public static func randn(_ shape: Int..., dtype: DType? = nil, generator: Generator? = nil, requiresGrad: Bool = false) -> Tensor {
+        randn(shape, dtype: dtype, generator: generator, requiresGrad: requiresGrad)
+    }
+    public static func randn(_ shape: [Int], dtype: DType? = nil, generator: Generator? = nil, requiresGrad: Bool = false) -> Tensor {
+        let t = empty(shape, dtype: dtype)
+        t.normal_(0, 1, generator: generator)
+        if requiresGrad { t.requiresGrad = true }
+        return t
+    }
+    /// Integers uniformly drawn from [low, high).
+    public static func randint(_ low: Int, _ high: Int, _ shape: [Int], dtype: DType = .int64, generator: Generator? = nil) -> Tensor {
+        precondition(high > low, "random_ expects 'from' to be less than 'to', but got from=\(low) >= to=\(high)")
+        let g = generator ?? defaultGenerator
+        let range = UInt64(high - low)
+        let n = shapeNumel(shape)
+        var vals = [Int64](repeating: 0, count: n)
+        for i in 0..<n {
+            let r = range >= (1 << 32) ? g.random64() % range : UInt64(g.random()) % range
+            vals[i] = Int64(low) + Int64(r)
+        }
+        return Tensor(vals, shape: shape).to(dtype)
+    }
+    public static func randint(_ high: Int, _ shape: [Int], dtype: DType = .int64, generator: Generator? = nil) -> Tensor {
+        randint(0, high, shape, dtype: dtype, generator: generator)
+    }
+    /// Normal samples with the given mean and standard deviation.
+    public static func normal(_ mean: Double, _ std: Double, _ shape: [Int], dtype: DType? = nil, generator: Generator? = nil) -> Tensor {
+        let t = empty(shape, dtype: dtype)
+        t.normal_(mean, std, generator: generator)
+        return t
+    }
+    /// Elementwise normal samples: `normal(meanTensor, stdTensor)`.
+    public static func normal(_ mean: Tensor, _ std: Tensor, generator: Generator? = nil) -> Tensor {
+        let shape = broadcastShapes(mean.shape, std.shape, op: "normal")
+        return randn(shape, dtype: mean.dtype.floatingResult, generator: generator) * std + mean
+    }
+    /// A random permutation of 0..<n (int64), drawn like PyTorch's CPU randperm.
+    public static func randperm(_ n: Int, dtype: DType = .int64, generator: Generator? = nil) -> Tensor {
+        let g = generator ?? defaultGenerator
+        var r = (0..<n).map { Int64($0) }
+        if n > 1 {
+            for i in 0..<(n - 1) {
+                let z = Int(UInt64(g.random()) % UInt64(n - i))
+                r.swapAt(i, z + i)
+            }
+        }
+        return Tensor(r, shape: [n]).to(dtype)
+    }
+    public static func randLike(_ t: Tensor, dtype: DType? = nil, generator: Generator? = nil) -> Tensor {
+        rand(t.shape, dtype: dtype ?? t.dtype, generator: generator)
+    }
+    public static func randnLike(_ t: Tensor, dtype: DType? = nil, generator: Generator? = nil) -> Tensor {
+        randn(t.shape, dtype: dtype ?? t.dtype, generator: generator)
+    }
+    public static func randintLike(_ t: Tensor, _ low: Int, _ high: Int, generator: Generator? = nil) -> Tensor {
+        randint(low, high, t.shape, dtype: t.dtype, generator: generator)
+    }
+}
+
+// MARK: - In-place fills
+
+extension Tensor {
+    /// Fills with `value`.
+    @discardableResult
+    public func fill_(_ value: Double) -> Tensor {
+        checkInPlace("fill_")
+        fillKernel(self, value)
+        storage.bumpVersion()
+        if needsGrad { rebaseHistory("FillBackward0", inputs: []) { _, g in [torch.zerosLike(g)] } }
+        return self
+    }
+
+    /// Fills with zeros.
+    @discardableResult
+    public func zero_() -> Tensor { fill_(0) }
+
+    /// Fills with uniform samples from [from, to).
+    @discardableResult
+    public func uniform_(_ from: Double = 0, _ to: Double = 1, generator: Generator? = nil) -> Tensor {
+        precondition(dtype.isFloatingPoint, "uniform_: expected a floating point tensor (got \(dtype))")
+        let g = generator ?? torch.defaultGenerator
+        fillRandom { p, n, type in
+            switch type {
+            case .float64: g.fillUniform(p.assumingMemoryBound(to: Double.self), n, from, to)
+            default: g.fillUniform(p.assumingMemoryBound(to: Float.self), n, from, to)
+            }
+        }
+        return self
+    }
+
+    /// Fills with normal samples.
+    @discardableResult
+    public func normal_(_ mean: Double = 0, _ std: Double = 1, generator: Generator? = nil) -> Tensor {
+        precondition(dtype.isFloatingPoint, "normal_: expected a floating point tensor (got \(dtype))")
+        precondition(std >= 0, "normal expects std >= 0.0, but found std \(std)")
+        let g = generator ?? torch.defaultGenerator
+        fillRandom { p, n, type in
+            switch type {
+            case .float64: g.fillNormal(p.assumingMemoryBound(to: Double.self), n, mean: mean, std: std)
+            default: g.fillNormal(p.assumingMemoryBound(to: Float.self), n, mean: mean, std: std)
+            }
+        }
+        return self
+    }
+
+    /// Runs `fill` on a contiguous float32/float64 buffer, then stores it into self.
+    private func fillRandom(_ fill: (UnsafeMutableRawPointer, Int, DType) -> Void) {
+        torch.noGrad {
+            let work = (isContiguous && (dtype == .float32 || dtype == .float64)) ? self
+                : Tensor(uninitializedShape: shape, dtype: dtype == .float64 ? .float64 : .float32)
+            fill(work.rawPointer, numel, work.dtype)
+            if work !== self { copyKernel(from: work, into: self) }
+            storage.bumpVersion()
+        }
+    }
+}

@@ -1,0 +1,165 @@
+/// A multi-dimensional array with PyTorch's semantics: a strided view of a shared `Storage`,
+/// an element type, and autograd state.
+///
+/// ```swift
+/// let x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requiresGrad: true)
+/// let y = (x * x).sum()
+/// y.backward()
+/// print(x.grad!)   // tensor([[2., 4.],
+///                  //         [6., 8.]])
+/// ```
+public final class Tensor {
+    /// The shared memory this tensor views.
+    public internal(set) var storage: Storage
+    /// Sizes of each dimension.
+    public internal(set) var shape: [Int]
+    /// Steps, in elements, between neighbours of each dimension.
+    public internal(set) var strides: [Int]
+    /// First element's offset, in elements, into `storage`.
+    public internal(set) var storageOffset: Int
+    /// Element type.
+    public internal(set) var dtype: DType
+
+    // Autograd state (see Autograd/).
+    @usableFromInline var _requiresGrad = false
+    /// Accumulated gradient of a leaf (or of a tensor that called `retainGrad()`).
+    public var grad: Tensor?
+    /// The node that produced this tensor, nil for leaves.
+    public internal(set) var gradFn: Node?
+    /// Which output of `gradFn` this tensor is.
+    var outputNr = 0
+    /// A leaf's gradient accumulator (held weakly: the graph owns it).
+    weak var gradAccumulator: AccumulateGrad?
+    /// True after `retainGrad()` on a non-leaf.
+    public internal(set) var retainsGrad = false
+    /// Hooks registered with `registerHook`, run on the gradient before it is used.
+    var hooks: [(Tensor) -> Tensor?] = []
+    /// The tensor this one is a view of (nil when it owns its storage alone).
+    var viewBase: Tensor?
+    /// True for a 0-d tensor made from a Swift number operand (lowest priority in type promotion).
+    var isWrappedNumber = false
+
+    /// Creates a tensor over `storage` (no copy).
+    init(storage: Storage, shape: [Int], strides: [Int], offset: Int, dtype: DType) {
+        self.storage = storage
+        self.shape = shape
+        self.strides = strides
+        self.storageOffset = offset
+        self.dtype = dtype
+    }
+
+    /// Allocates an uninitialized contiguous tensor.
+    convenience init(uninitializedShape shape: [Int], dtype: DType) {
+        let n = shapeNumel(shape)
+        self.init(storage: Storage(byteCount: n * dtype.itemSize), shape: shape,
+                  strides: contiguousStrides(shape), offset: 0, dtype: dtype)
+    }
+
+    /// Creates a tensor of `shape` from a flat array, converting to `dtype` (default: the array's type).
+    ///
+    /// ```swift
+    /// let t = Tensor([1, 2, 3, 4] as [Float], shape: [2, 2])
+    /// ```
+    public convenience init<T: TensorScalar>(_ values: [T], shape: [Int], dtype: DType? = nil) {
+        let n = shapeNumel(shape)
+        precondition(values.count == n, "Tensor(_:shape:): \(values.count) values cannot fill shape \(shape) (\(n) elements)")
+        self.init(uninitializedShape: shape, dtype: T.dtype)
+        values.withUnsafeBufferPointer { src in
+            if n > 0 { storage.data.copyMemory(from: src.baseAddress!, byteCount: n * MemoryLayout<T>.stride) }
+        }
+        if let d = dtype, d != T.dtype {
+            let c = self.to(d)
+            self.storage = c.storage; self.strides = c.strides; self.dtype = d; self.storageOffset = 0
+        }
+    }
+
+    deinit {
+        if gradFn != nil { DeferredRelease.release(gradFn.take()!) }
+    }
+
+    /// A new tensor sharing this one's storage with another shape/strides (a view).
+    func makeView(shape: [Int], strides: [Int], offset: Int) -> Tensor {
+        let t = Tensor(storage: storage, shape: shape, strides: strides, offset: offset, dtype: dtype)
+        t.viewBase = viewBase ?? self
+        return t
+    }
+
+    // MARK: - Size queries
+
+    /// Number of dimensions.
+    @inlinable public var dim: Int { shape.count }
+    /// Number of dimensions (PyTorch's `ndim`).
+    @inlinable public var ndim: Int { shape.count }
+    /// Number of elements.
+    public var numel: Int { shapeNumel(shape) }
+    /// The device; always `.cpu` today.
+    public var device: Device { .cpu }
+    /// Size of dimension `d` (negative counts from the end).
+    public func size(_ d: Int) -> Int { shape[normalizeDim(d, dim, op: "size")] }
+    /// The shape (PyTorch's `x.size()`).
+    public func size() -> [Int] { shape }
+    /// Stride of dimension `d`.
+    public func stride(_ d: Int) -> Int { strides[normalizeDim(d, dim, op: "stride")] }
+    /// Bytes per element.
+    public var elementSize: Int { dtype.itemSize }
+    /// True for floating dtypes.
+    public var isFloatingPoint: Bool { dtype.isFloatingPoint }
+
+    /// True when elements are laid out densely in row-major order.
+    public var isContiguous: Bool {
+        var expected = 1
+        for d in Swift.stride(from: shape.count - 1, through: 0, by: -1) {
+            let s = shape[d]
+            if s == 1 { continue }
+            if strides[d] != expected { return false }
+            expected *= s
+        }
+        return true
+    }
+
+    /// Pointer to the first element.
+    @inline(__always) var rawPointer: UnsafeMutableRawPointer {
+        storage.data + storageOffset * dtype.itemSize
+    }
+
+    @inline(__always) func pointer<T>(_: T.Type) -> UnsafeMutablePointer<T> {
+        (storage.data + storageOffset * dtype.itemSize).assumingMemoryBound(to: T.self)
+    }
+}
+
+// MARK: - Shape helpers shared by every op
+
+@inline(__always) func shapeNumel(_ shape: [Int]) -> Int {
+    var n = 1
+    for s in shape { n &*= s }
+    return n
+}
+
+/// Row-major strides for `shape`.
+func contiguousStrides(_ shape: [Int]) -> [Int] {
+    var strides = [Int](repeating: 1, count: shape.count)
+    var acc = 1
+    var d = shape.count - 1
+    while d >= 0 {
+        strides[d] = acc
+        acc *= max(shape[d], 1)
+        d -= 1
+    }
+    return strides
+}
+
+/// Wraps a possibly negative dim into `0..<rank`, stopping with PyTorch's message when out of range.
+@inline(__always) func normalizeDim(_ d: Int, _ rank: Int, op: String) -> Int {
+    let r = max(rank, 1)
+    if d >= -r && d < r { return d < 0 ? d + r : d }
+    preconditionFailure(dimErrorMessage(op: op, dim: d, rank: rank))
+}
+
+/// The message PyTorch gives for an out-of-range dim.
+func dimErrorMessage(op: String, dim: Int, rank: Int) -> String {
+    let r = max(rank, 1)
+    return "\(op): Dimension out of range (expected to be in range of [\(-r), \(r - 1)], but got \(dim))"
+}
+
+/// PyTorch's formatting of a shape in messages: `[2, 3]`.
+func shapeString(_ s: [Int]) -> String { "[" + s.map(String.init).joined(separator: ", ") + "]" }

@@ -1,0 +1,33 @@
+/// `print(x)` shows PyTorch's repr, e.g. `tensor([1., 2.], requires_grad=True)`.
+extension Tensor: CustomStringConvertible, CustomDebugStringConvertible {
+    public var description: String {
+        var extras: [String] = []
+        if let fn = gradFn {
+            extras.append("grad_fn=<\(fn.name)>")
+        } else if _requiresGrad {
+            extras.append("requires_grad=True")
+        }
+        let intElement: ((Int) -> Int64)? = dtype == .int64 ? { [self] i in
+            storage.data.assumingMemoryBound(to: Int64.self)[storageOffset(ofLinearIndex: i)]
+        } : nil
+        return TensorFormatter.repr(shape: shape, dtype: dtype, options: PrintOptions.current,
+                                    element: { [self] i in element(atLinearIndex: i) },
+                                    intElement: intElement, extras: extras)
+    }
+
+    public var debugDescription: String { description }
+}
+
+extension torch {
+    /// Sets printing options like `torch.set_printoptions`.
+    public static func setPrintOptions(precision: Int? = nil, threshold: Int? = nil, edgeItems: Int? = nil,
+                                       lineWidth: Int? = nil, sciMode: Bool?? = nil) {
+        var o = PrintOptions.current
+        if let precision { o.precision = precision }
+        if let threshold { o.threshold = threshold }
+        if let edgeItems { o.edgeItems = edgeItems }
+        if let lineWidth { o.lineWidth = lineWidth }
+        if let sciMode { o.sciMode = sciMode }
+        PrintOptions.current = o
+    }
+}

@@ -1,0 +1,3 @@
+import XCTest
+import Torch
+final class SerializationBytesTests: XCTestCase { func testNothing() {} }
