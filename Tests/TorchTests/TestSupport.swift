@@ -57,3 +57,58 @@ func gradcheck(_ inputs: [Tensor], eps: Double = 1e-6, atol: Double = 1e-5, rtol
 
 /// The folder of committed fixtures (Tests/Fixtures).
 let fixturesURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fixtures")
+
+// MARK: - Fixtures written by scripts/fixtures.py
+
+/// Loads Tests/Fixtures/<name>.json's "cases" array.
+func loadFixtureCases(_ name: String, file: StaticString = #filePath, line: UInt = #line) throws -> [[String: Any]] {
+    let url = fixturesURL.appendingPathComponent("\(name).json")
+    let data = try Data(contentsOf: url)
+    let obj = try JSONSerialization.jsonObject(with: data) as! [String: Any]
+    return obj["cases"] as! [[String: Any]]
+}
+
+private func fixtureNumber(_ v: Any) -> Double {
+    if let s = v as? String {
+        switch s {
+        case "nan": return .nan
+        case "inf": return .infinity
+        case "-inf": return -.infinity
+        default: return Double(s)!
+        }
+    }
+    if let b = v as? Bool { return b ? 1 : 0 }
+    return (v as! NSNumber).doubleValue
+}
+
+/// Decodes {"shape", "dtype", "data"}; `layout` rebuilds the same values as a non-contiguous view:
+/// "transposed" (values stored transposed, viewed back with .mT), "sliced" (every other element of a
+/// bigger buffer along the last dim), "contiguous".
+func fixtureTensor(_ any: Any, layout: String = "contiguous") -> Tensor {
+    let d = any as! [String: Any]
+    let shape = d["shape"] as! [Int]
+    let dtype = DType.allCases.first { $0.name == (d["dtype"] as! String) }!
+    let raw = d["data"] as! [Any]
+    let t: Tensor
+    if dtype == .int64 || dtype == .int32 || dtype == .uint8 {
+        t = Tensor(raw.map { ($0 as! NSNumber).int64Value }, shape: shape).to(dtype)
+    } else if dtype == .bool {
+        t = Tensor(raw.map { ($0 as! NSNumber).boolValue }, shape: shape)
+    } else {
+        t = Tensor(raw.map(fixtureNumber), shape: shape).to(dtype)
+    }
+    switch layout {
+    case "transposed" where shape.count >= 2:
+        let stored = t.mT.contiguous()
+        return stored.mT
+    case "sliced" where shape.count >= 1:
+        var big = shape
+        big[big.count - 1] *= 2
+        let buffer = torch.zeros(big, dtype: dtype)
+        let view = buffer.slice(shape.count - 1, start: 0, end: big[big.count - 1], step: 2)
+        view.copy_(t)
+        return view
+    default:
+        return t
+    }
+}
