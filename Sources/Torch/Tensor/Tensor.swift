@@ -8,36 +8,39 @@
 /// print(x.grad!)   // tensor([[2., 4.],
 ///                  //         [6., 8.]])
 /// ```
-public final class Tensor {
+///
+/// `Tensor` is a class (PyTorch's aliasing semantics need reference identity). It is public but not
+/// open: the only subclass is `nn.Parameter`, defined in this module.
+public class Tensor {
     /// The shared memory this tensor views.
-    public internal(set) var storage: Storage
+    final public internal(set) var storage: Storage
     /// Sizes of each dimension.
-    public internal(set) var shape: [Int]
+    final public internal(set) var shape: [Int]
     /// Steps, in elements, between neighbours of each dimension.
-    public internal(set) var strides: [Int]
+    final public internal(set) var strides: [Int]
     /// First element's offset, in elements, into `storage`.
-    public internal(set) var storageOffset: Int
+    final public internal(set) var storageOffset: Int
     /// Element type.
-    public internal(set) var dtype: DType
+    final public internal(set) var dtype: DType
 
     // Autograd state (see Autograd/).
-    @usableFromInline var _requiresGrad = false
+    @usableFromInline final var _requiresGrad = false
     /// Accumulated gradient of a leaf (or of a tensor that called `retainGrad()`).
-    public var grad: Tensor?
+    final public var grad: Tensor?
     /// The node that produced this tensor, nil for leaves.
-    public internal(set) var gradFn: Node?
+    final public internal(set) var gradFn: Node?
     /// Which output of `gradFn` this tensor is.
-    var outputNr = 0
+    final var outputNr = 0
     /// A leaf's gradient accumulator (held weakly: the graph owns it).
-    weak var gradAccumulator: AccumulateGrad?
+    final weak var gradAccumulator: AccumulateGrad?
     /// True after `retainGrad()` on a non-leaf.
-    public internal(set) var retainsGrad = false
+    final public internal(set) var retainsGrad = false
     /// Hooks registered with `registerHook`, run on the gradient before it is used.
-    var hooks: [(Tensor) -> Tensor?] = []
+    final var hooks: [(Tensor) -> Tensor?] = []
     /// The tensor this one is a view of (nil when it owns its storage alone).
-    var viewBase: Tensor?
+    final var viewBase: Tensor?
     /// True for a 0-d tensor made from a Swift number operand (lowest priority in type promotion).
-    var isWrappedNumber = false
+    final var isWrappedNumber = false
 
     /// Creates a tensor over `storage` (no copy).
     init(storage: Storage, shape: [Int], strides: [Int], offset: Int, dtype: DType) {
