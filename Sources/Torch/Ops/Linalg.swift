@@ -521,12 +521,18 @@ extension torch.linalg {
     /// Literals convert: `ord: 2`, `ord: 0.5`, `ord: "fro"`; a variable goes through `.p(x)`.
     public enum NormOrder: ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByStringLiteral,
                            CustomStringConvertible {
+        /// A numeric order (±∞ allowed).
         case p(Double)
+        /// Frobenius norm (matrices).
         case fro
+        /// Nuclear norm: the sum of singular values (matrices).
         case nuc
 
+        /// `ord: 2`.
         public init(integerLiteral value: Int) { self = .p(Double(value)) }
+        /// `ord: 0.5`.
         public init(floatLiteral value: Double) { self = .p(value) }
+        /// `ord: "fro"` or `ord: "nuc"`; any other string stops with PyTorch's message.
         public init(stringLiteral value: String) {
             switch value {
             case "fro": self = .fro
@@ -696,7 +702,8 @@ extension torch.linalg {
     }
 
     /// Moore–Penrose pseudo-inverse (…, n, m) through the SVD, singular values ≤ max(atol, rtol·σ_max)
-    /// treated as zero. Differentiable (`LinalgPinvBackward0`).
+    /// treated as zero. Differentiable (`LinalgPinvBackward0`). `hermitian` is accepted for parity; the
+    /// SVD is used either way (same result for a symmetric input).
     public static func pinv(_ A: Tensor, atol: Double? = nil, rtol: Double? = nil, hermitian: Bool = false) -> Tensor {
         precondition(A.dim >= 2 && (A.dtype == .float32 || A.dtype == .float64),
                      "linalg.pinv(\(linalgScalarTypeName(A.dtype)){\(shapeString(A.shape))}): expected a tensor with 2 or more dimensions of float, double, cfloat or cdouble types")
