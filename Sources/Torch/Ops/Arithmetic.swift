@@ -34,7 +34,8 @@ enum BinaryOp {
 /// Runs `op` elementwise into `out` (already shaped to the broadcast shape, dtype = compute type).
 /// `a` and `b` must already have `out.dtype`.
 func binaryKernel(_ op: BinaryOp, _ a: Tensor, _ b: Tensor, into out: Tensor) {
-    let plan = StridedPlan(shape: out.shape, out.strides, a.broadcastStrides(to: out.shape), b.broadcastStrides(to: out.shape))
+    let plan = StridedPlan(shape: out.shape, out.strides, a.dim == 0 ? nil : a.broadcastStrides(to: out.shape),
+                           b.dim == 0 ? nil : b.broadcastStrides(to: out.shape))
     func floating<T: FloatElement>(_: T.Type) {
         let o = out.pointer(T.self), x = UnsafePointer(a.pointer(T.self)), y = UnsafePointer(b.pointer(T.self))
         switch op {

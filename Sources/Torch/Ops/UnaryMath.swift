@@ -72,7 +72,7 @@ func unaryKernel(_ op: UnaryOp, _ x: Tensor, into out: Tensor) {
             return
         }
     }
-    let plan = StridedPlan(shape: out.shape, out.strides, x.strides, [Int](repeating: 0, count: x.dim))
+    let plan = StridedPlan(shape: out.shape, out.strides, x.strides, nil)
     func floating<T: FloatElement>(_: T.Type) {
         let o = out.pointer(T.self), a = UnsafePointer(x.pointer(T.self))
         switch op {

@@ -10,8 +10,8 @@ import Glibc
 /// let x = torch.rand(2, 2, generator: g)
 /// ```
 public final class Generator {
-    private var mt = [UInt32](repeating: 0, count: 624)
-    private var index = 624
+    @exclusivity(unchecked) private var mt = [UInt32](repeating: 0, count: 624)
+    @exclusivity(unchecked) private var index = 624
     private(set) var seedValue: UInt64 = 67280421310721
     /// Cached second Box–Muller sample for scalar normal draws (PyTorch keeps one too).
     var nextDoubleNormal: Double?
