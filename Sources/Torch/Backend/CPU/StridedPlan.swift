@@ -67,6 +67,7 @@ struct StridedPlan {
     /// Calls `body(count, o0, o1, o2)` for rows `range` (a sub-range of `0..<rows`), in order.
     @inline(__always)
     func forEachRow(_ range: Range<Int>, _ body: (Int, Int, Int, Int) -> Void) {
+        if range.isEmpty { return }     // also covers empty tensors (a size-0 dim would divide by zero below)
         let n = inner
         let outerRank = outerSizes.count
         if outerRank == 0 {
