@@ -52,7 +52,18 @@ func binaryKernel(_ op: BinaryOp, _ a: Tensor, _ b: Tensor, into out: Tensor) {
                 let r = T.fmod(a, b)
                 return (r != 0 && (r < 0) != (b < 0)) ? r + b : r
             }
-        case .floorDivide: binaryLoop(plan, o, x, y) { ($0 / $1).rounded(.down) }
+        case .floorDivide:
+            // PyTorch's div_floor_floating: exact for a/b near integers, NaN for ±inf // finite.
+            binaryLoop(plan, o, x, y) { a, b in
+                if b == 0 { return a / b }
+                let mod = T.fmod(a, b)
+                var div = (a - mod) / b
+                if mod != 0 && (b < 0) != (mod < 0) { div -= 1 }
+                if div == 0 { return (a / b).sign == .minus ? -0.0 : 0 }
+                var q = div.rounded(.down)
+                if div - q > 0.5 { q += 1 }
+                return q
+            }
         }
     }
     func integer<T: NumericElement & FixedWidthInteger>(_: T.Type) {
