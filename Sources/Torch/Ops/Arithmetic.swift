@@ -358,6 +358,8 @@ extension torch {
     public static func pow(_ a: Tensor, _ b: Tensor) -> Tensor { a.pow(b) }
     public static func pow(_ a: Tensor, _ b: Double) -> Tensor { a.pow(b) }
     public static func pow(_ a: Double, _ b: Tensor) -> Tensor { Tensor.wrappedNumber(a, isFloating: true).pow(b) }
+    /// An integer base keeps integer exponents integral (`2 ** intTensor` is int64 in PyTorch).
+    public static func pow(_ a: Int, _ b: Tensor) -> Tensor { Tensor.wrappedNumber(a).pow(b) }
     public static func maximum(_ a: Tensor, _ b: Tensor) -> Tensor { a.maximum(b) }
     public static func minimum(_ a: Tensor, _ b: Tensor) -> Tensor { a.minimum(b) }
     public static func atan2(_ a: Tensor, _ b: Tensor) -> Tensor { a.atan2(b) }
