@@ -78,8 +78,8 @@ func unaryKernel(_ op: UnaryOp, _ x: Tensor, into out: Tensor) {
         switch op {
         case .abs: unaryLoop(plan, o, a) { Swift.abs($0) }
         case .neg: unaryLoop(plan, o, a) { -$0 }
-        case .sign: unaryLoop(plan, o, a) { $0 > 0 ? 1 : ($0 < 0 ? -1 : $0) }
-        case .relu: unaryLoop(plan, o, a) { $0 > 0 ? $0 : ($0.isNaN ? $0 : 0) }
+        case .sign: unaryLoop(plan, o, a) { $0 > 0 ? 1 : ($0 < 0 ? -1 : 0) }
+        case .relu: unaryLoop(plan, o, a) { $0 < 0 ? 0 : $0 }
         case .round: unaryLoop(plan, o, a) { T.rint($0) }
         case .floor: unaryLoop(plan, o, a) { $0.rounded(.down) }
         case .ceil: unaryLoop(plan, o, a) { $0.rounded(.up) }
