@@ -353,6 +353,8 @@ extension Tensor {
 
     /// log(sum(exp(x))) over `dim`, computed stably.
     public func logsumexp(dim: [Int], keepdim: Bool = false) -> Tensor {
+        // An empty input has no max: log(sum(exp(x))) is -inf (or empty), as in PyTorch.
+        if numel == 0 { return exp().sum(dim: dim, keepdim: keepdim).log() }
         let m = torch.noGrad { amax(dim: dim, keepdim: true) }
         let safeM = torch.where(m.isinf(), torch.zerosLike(m), m)
         let r = (self - safeM).exp().sum(dim: dim, keepdim: true).log() + safeM
