@@ -385,8 +385,20 @@ extension Tensor {
             let sx = SavedTensor(self), so = SavedTensor(output: out)
             record("CumprodBackward0", out, inputs: [self]) { node, g in
                 let x = sx.unpack(node), o = so.unpack(node)
-                let go = g * o
-                return [(go.sum(dim: d, keepdim: true) - go.cumsum(dim: d) + go) / x]
+                func reverseCumsum(_ t: Tensor) -> Tensor { t.sum(dim: d, keepdim: true) - t.cumsum(dim: d) + t }
+                let isZero = x .== 0
+                if isZero.any().item() == 0 { return [reverseCumsum(g * o) / x] }
+                // With zeros (PyTorch's cumprod_backward): before the first zero of a line the
+                // quotient formula holds; at the first zero the gradient is the reverse cumsum of
+                // g * cumprod(x with that zero replaced by 1); after it, 0.
+                let (before, first) = torch.noGrad { () -> (Tensor, Tensor) in
+                    let zerosSoFar = isZero.to(.int64).cumsum(dim: d)
+                    return (zerosSoFar .== 0, isZero & (zerosSoFar .== 1))
+                }
+                let ones = torch.onesLike(x)
+                let gBefore = reverseCumsum(g * o) / torch.where(before, x, ones)
+                let gFirst = reverseCumsum(g * torch.where(first, ones, x).cumprod(dim: d))
+                return [torch.where(before, gBefore, torch.where(first, gFirst, torch.zerosLike(gFirst)))]
             }
         }
         return out
