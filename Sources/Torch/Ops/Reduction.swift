@@ -319,22 +319,45 @@ extension Tensor {
 
     /// Variance with Bessel's correction by default (`correction: 1`, PyTorch's `unbiased=True`).
     public func `var`(dim: [Int]? = nil, correction: Int = 1, keepdim: Bool = false) -> Tensor {
-        precondition(dtype.isFloatingPoint, "var(): expected a floating point input (got \(dtype))")
-        let plan = ReductionPlan(shape, dims: dim, keepdim: keepdim, op: "var")
-        let mu = mean(dim: plan.reduced, keepdim: true)
-        let d = self - mu
-        let ss = (d * d).sum(dim: plan.reduced, keepdim: keepdim)
-        return ss / Double(Swift.max(plan.count - correction, 0))
+        varianceOrStd(dim, correction, keepdim, std: false)
     }
     public func `var`(dim: Int, correction: Int = 1, keepdim: Bool = false) -> Tensor { self.var(dim: [dim], correction: correction, keepdim: keepdim) }
     public func `var`(unbiased: Bool) -> Tensor { self.var(dim: nil, correction: unbiased ? 1 : 0) }
 
     /// Standard deviation (`sqrt(var)`).
     public func std(dim: [Int]? = nil, correction: Int = 1, keepdim: Bool = false) -> Tensor {
-        self.var(dim: dim, correction: correction, keepdim: keepdim).sqrt()
+        varianceOrStd(dim, correction, keepdim, std: true)
     }
     public func std(dim: Int, correction: Int = 1, keepdim: Bool = false) -> Tensor { std(dim: [dim], correction: correction, keepdim: keepdim) }
     public func std(unbiased: Bool) -> Tensor { std(dim: nil, correction: unbiased ? 1 : 0) }
+
+    /// var/std with PyTorch's backward formulas (VarBackward0 / StdBackward0), which stay finite
+    /// where the composite formula would give inf - inf (e.g. `correction` ≥ the group size).
+    private func varianceOrStd(_ dim: [Int]?, _ correction: Int, _ keepdim: Bool, std: Bool) -> Tensor {
+        let name = std ? "std" : "var"
+        precondition(dtype.isFloatingPoint, "\(name)(): expected a floating point input (got \(dtype))")
+        let plan = ReductionPlan(shape, dims: dim, keepdim: keepdim, op: name)
+        let dof = Double(Swift.max(plan.count - correction, 0))
+        let out = torch.noGrad { () -> Tensor in
+            let d = self - mean(dim: plan.reduced, keepdim: true)
+            let v = (d * d).sum(dim: plan.reduced, keepdim: keepdim) / dof
+            return std ? v.sqrt() : v
+        }
+        if needsGrad {
+            let sx = SavedTensor(self), so: SavedTensor? = std ? SavedTensor(output: out) : nil, inShape = shape
+            record(std ? "StdBackward0" : "VarBackward0", out, inputs: [self]) { node, g in
+                let x = sx.unpack(node)
+                var gv = g
+                if let so {
+                    let r = so.unpack(node)
+                    gv = torch.where(r .== 0, torch.zerosLike(g), g / (r * 2))
+                }
+                let centered = x - x.mean(dim: plan.reduced, keepdim: true)
+                return [expandReducedGradient(gv, inputShape: inShape, plan: plan, keepdim: keepdim) * centered * (2 / dof)]
+            }
+        }
+        return out
+    }
 
     /// p-norm over all elements or `dim` (p = 2 by default; `.infinity` for the max norm).
     public func norm(p: Double = 2, dim: [Int]? = nil, keepdim: Bool = false) -> Tensor {
