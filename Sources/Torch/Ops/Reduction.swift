@@ -369,7 +369,15 @@ extension Tensor {
             let s = (self * self).sum(dim: dim ?? [], keepdim: keepdim)
             return s.sqrt()
         }
-        if p == 0 { return (self .!= 0).to(dtype.floatingResult).sum(dim: dim ?? [], keepdim: keepdim) }
+        if p == 0 {
+            let r = torch.noGrad { (self .!= 0).to(dtype.floatingResult).sum(dim: dim ?? [], keepdim: keepdim) }
+            if needsGrad {
+                // Piecewise constant: PyTorch records it with a zero gradient.
+                let inShape = shape
+                record("LinalgVectorNormBackward0", r, inputs: [self]) { _, g in [torch.zeros(inShape, dtype: g.dtype)] }
+            }
+            return r
+        }
         return a.pow(p).sum(dim: dim ?? [], keepdim: keepdim).pow(1 / p)
     }
     public func norm(p: Double = 2, dim: Int, keepdim: Bool = false) -> Tensor { norm(p: p, dim: [dim], keepdim: keepdim) }
