@@ -78,6 +78,9 @@ private func fixtureNumber(_ v: Any) -> Double {
         }
     }
     if let b = v as? Bool { return b ? 1 : 0 }
+    // Foundation on Linux reads long decimals as NSDecimalNumber, whose doubleValue can be off by
+    // a few ulps; its decimal string converts exactly.
+    if let d = v as? NSDecimalNumber, let x = Double(d.stringValue) { return x }
     return (v as! NSNumber).doubleValue
 }
 
