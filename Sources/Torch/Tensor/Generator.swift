@@ -70,10 +70,12 @@ public final class Generator {
         return (hi << 32) | lo
     }
 
-    /// Uniform float in [from, to) from 24 random bits.
+    /// Uniform float in [from, to) from 24 random bits. `u * (to - from) + from` is rounded once
+    /// (a fused multiply-add), as in PyTorch's CPU kernel built for AVX2.
     @inline(__always) func uniformFloat(_ from: Float, _ to: Float) -> Float {
         let u = Float(random() & ((1 << 24) - 1)) * (1.0 / 16_777_216.0)
-        return u * (to - from) + from
+        if from == 0 && to == 1 { return u }
+        return from.addingProduct(u, to - from)
     }
 
     /// Uniform double in [from, to) from 53 random bits.
