@@ -82,13 +82,21 @@ extension torch {
         return out
     }
 
-    /// A tensor filled with `value`.
+    /// A tensor filled with `value` (the default float type unless `dtype` is given).
     public static func full(_ shape: [Int], _ value: Double, dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
-        let dt = dtype ?? (value.rounded() == value && !(value.isNaN || value.isInfinite) && dtype == nil ? torch.defaultDType : torch.defaultDType)
-        let t = Tensor(uninitializedShape: shape, dtype: dt)
+        let t = Tensor(uninitializedShape: shape, dtype: dtype ?? torch.defaultDType)
         fillKernel(t, value)
         if requiresGrad { t.requiresGrad = true }
         return t
+    }
+
+    /// A tensor filled with an integer: int64 unless `dtype` is given, as `torch.full((2,), 7)` in PyTorch.
+    public static func full(_ shape: [Int], _ value: Int, dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
+        full(shape, Double(value), dtype: dtype ?? .int64, requiresGrad: requiresGrad)
+    }
+    /// A tensor filled with a Bool: bool unless `dtype` is given.
+    public static func full(_ shape: [Int], _ value: Bool, dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
+        full(shape, value ? 1.0 : 0.0, dtype: dtype ?? .bool, requiresGrad: requiresGrad)
     }
 
     public static func zeros(_ shape: Int..., dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
@@ -101,10 +109,10 @@ extension torch {
         return t
     }
     public static func ones(_ shape: Int..., dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
-        full(shape, 1, dtype: dtype, requiresGrad: requiresGrad)
+        full(shape, 1.0, dtype: dtype, requiresGrad: requiresGrad)
     }
     public static func ones(_ shape: [Int], dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
-        full(shape, 1, dtype: dtype, requiresGrad: requiresGrad)
+        full(shape, 1.0, dtype: dtype, requiresGrad: requiresGrad)
     }
     /// Uninitialised memory (values are arbitrary).
     public static func empty(_ shape: Int..., dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
@@ -119,7 +127,7 @@ extension torch {
         zeros(t.shape, dtype: dtype ?? t.dtype, requiresGrad: requiresGrad)
     }
     public static func onesLike(_ t: Tensor, dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
-        full(t.shape, 1, dtype: dtype ?? t.dtype, requiresGrad: requiresGrad)
+        full(t.shape, 1.0, dtype: dtype ?? t.dtype, requiresGrad: requiresGrad)
     }
     public static func fullLike(_ t: Tensor, _ value: Double, dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
         full(t.shape, value, dtype: dtype ?? t.dtype, requiresGrad: requiresGrad)
