@@ -68,7 +68,8 @@ extension torch {
         let shape = c.shape
         let n = shapeNumel(shape)
         precondition(c.doubles.count == n, "tensor: ragged nested sequence (expected \(n) elements, got \(c.doubles.count))")
-        let inferred: DType = c.isFloating ? torch.defaultDType : (c.isBool ? .bool : .int64)
+        // An empty literal carries no element type: PyTorch's `torch.tensor([])` is the default float type.
+        let inferred: DType = (c.isFloating || n == 0) ? torch.defaultDType : (c.isBool ? .bool : .int64)
         let t: Tensor
         if !c.isFloating && !c.isBool {
             t = Tensor(c.ints, shape: shape)
