@@ -78,10 +78,11 @@ public final class Generator {
         return from.addingProduct(u, to - from)
     }
 
-    /// Uniform double in [from, to) from 53 random bits.
+    /// Uniform double in [from, to) from 53 random bits (one rounding, like `uniformFloat`).
     @inline(__always) func uniformDouble(_ from: Double, _ to: Double) -> Double {
         let u = Double(random64() & ((1 << 53) - 1)) * (1.0 / 9_007_199_254_740_992.0)
-        return u * (to - from) + from
+        if from == 0 && to == 1 { return u }
+        return from.addingProduct(u, to - from)
     }
 
     /// One standard normal sample as PyTorch's scalar `normal_distribution<double>` draws it.
