@@ -417,8 +417,26 @@ extension Tensor {
             record("CumprodBackward0", out, inputs: [self]) { node, g in
                 let x = sx.unpack(node), o = so.unpack(node)
                 func reverseCumsum(_ t: Tensor) -> Tensor { t.sum(dim: d, keepdim: true) - t.cumsum(dim: d) + t }
+                if x.dim == 0 { return [g] }
                 let isZero = x .== 0
                 if isZero.any().item() == 0 { return [reverseCumsum(g * o) / x] }
+                if GradMode.isEnabled {
+                    // create_graph with zeros: PyTorch's O(n²) formula, differentiable everywhere:
+                    // grad[k] = prod(x[..<k]) * (g[k] + sum_{j>k} g[j] * prod(x[k+1...j])).
+                    let n = x.shape[d]
+                    var total: Tensor? = nil
+                    for k in 0..<n {
+                        var term = g.narrow(d, k, 1)
+                        if k + 1 < n {
+                            let rest = n - k - 1
+                            term = term + (g.narrow(d, k + 1, rest) * x.narrow(d, k + 1, rest).cumprod(dim: d)).sum(dim: d, keepdim: true)
+                        }
+                        if k > 0 { term = term * x.narrow(d, 0, k).prod(dim: d, keepdim: true) }
+                        let placed = embedGradient(term, into: x.shape) { $0.narrow(d, k, 1) }
+                        total = total.map { $0 + placed } ?? placed
+                    }
+                    return [total!]
+                }
                 // With zeros (PyTorch's cumprod_backward): before the first zero of a line the
                 // quotient formula holds; at the first zero the gradient is the reverse cumsum of
                 // g * cumprod(x with that zero replaced by 1); after it, 0.
