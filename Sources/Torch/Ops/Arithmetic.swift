@@ -230,7 +230,9 @@ func binary(_ op: BinaryOp, _ a: Tensor, _ b: Tensor) -> Tensor {
         let sb = savesInputs ? SavedTensor(b) : nil
         let so = op == .pow ? SavedTensor(output: out) : nil
         let aShape = a.shape, bShape = b.shape, aType = a.dtype, bType = b.dtype
-        record(nodeName(op), out, inputs: [a, b]) { node, g in
+        // A Swift number on the left is PyTorch's `number - tensor` (rsub) / `number ** tensor` (pow.Scalar).
+        let name = a.isWrappedNumber && op == .sub ? "RsubBackward1" : (a.isWrappedNumber && op == .pow ? "PowBackward2" : nodeName(op))
+        record(name, out, inputs: [a, b]) { node, g in
             binaryBackward(op, node, g, sa, sb, so, aShape, bShape, aType, bType, needA, needB)
         }
     }
@@ -327,7 +329,8 @@ extension Tensor {
     public static func + (a: Double, b: Tensor) -> Tensor { binary(.add, wrappedNumber(a, isFloating: true), b) }
     public static func - (a: Double, b: Tensor) -> Tensor { binary(.sub, wrappedNumber(a, isFloating: true), b) }
     public static func * (a: Double, b: Tensor) -> Tensor { binary(.mul, wrappedNumber(a, isFloating: true), b) }
-    public static func / (a: Double, b: Tensor) -> Tensor { binary(.div, wrappedNumber(a, isFloating: true), b) }
+    /// `number / tensor` is `tensor.reciprocal() * number`, as PyTorch computes it (same rounding, MulBackward0).
+    public static func / (a: Double, b: Tensor) -> Tensor { b.reciprocal() * a }
 
     public static func + (a: Tensor, b: Int) -> Tensor { binary(.add, a, wrappedNumber(b)) }
     public static func - (a: Tensor, b: Int) -> Tensor { binary(.sub, a, wrappedNumber(b)) }
@@ -336,7 +339,7 @@ extension Tensor {
     public static func + (a: Int, b: Tensor) -> Tensor { binary(.add, wrappedNumber(a), b) }
     public static func - (a: Int, b: Tensor) -> Tensor { binary(.sub, wrappedNumber(a), b) }
     public static func * (a: Int, b: Tensor) -> Tensor { binary(.mul, wrappedNumber(a), b) }
-    public static func / (a: Int, b: Tensor) -> Tensor { binary(.div, wrappedNumber(a), b) }
+    public static func / (a: Int, b: Tensor) -> Tensor { b.reciprocal() * a }
 
     public static prefix func - (a: Tensor) -> Tensor { a.neg() }
 
