@@ -361,24 +361,41 @@ extension Tensor {
 
     /// p-norm over all elements or `dim` (p = 2 by default; `.infinity` for the max norm).
     public func norm(p: Double = 2, dim: [Int]? = nil, keepdim: Bool = false) -> Tensor {
-        let a = abs()
-        if p == .infinity { return a.amax(dim: dim ?? [], keepdim: keepdim) }
-        if p == -.infinity { return a.amin(dim: dim ?? [], keepdim: keepdim) }
-        if p == 1 { return a.sum(dim: dim ?? [], keepdim: keepdim) }
-        if p == 2 {
-            let s = (self * self).sum(dim: dim ?? [], keepdim: keepdim)
-            return s.sqrt()
-        }
-        if p == 0 {
-            let r = torch.noGrad { (self .!= 0).to(dtype.floatingResult).sum(dim: dim ?? [], keepdim: keepdim) }
-            if needsGrad {
-                // Piecewise constant: PyTorch records it with a zero gradient.
-                let inShape = shape
-                record("LinalgVectorNormBackward0", r, inputs: [self]) { _, g in [torch.zeros(inShape, dtype: g.dtype)] }
+        let dims = dim ?? []
+        let out: Tensor = torch.noGrad {
+            let a = abs()
+            switch p {
+            case .infinity: return a.amax(dim: dims, keepdim: keepdim)
+            case -.infinity: return a.amin(dim: dims, keepdim: keepdim)
+            case 0: return (self .!= 0).to(dtype.floatingResult).sum(dim: dims, keepdim: keepdim)
+            case 1: return a.sum(dim: dims, keepdim: keepdim)
+            case 2: return (self * self).sum(dim: dims, keepdim: keepdim).sqrt()
+            default: return a.pow(p).sum(dim: dims, keepdim: keepdim).pow(1 / p)
             }
-            return r
         }
-        return a.pow(p).sum(dim: dim ?? [], keepdim: keepdim).pow(1 / p)
+        if needsGrad {
+            // PyTorch's norm_backward: finite (0) at a zero vector, where the composite formula gives NaN.
+            let plan = ReductionPlan(shape, dims: dims, keepdim: keepdim, op: "norm")
+            let sx = SavedTensor(self), so = SavedTensor(output: out), inShape = shape
+            record("LinalgVectorNormBackward0", out, inputs: [self]) { node, g in
+                let x = sx.unpack(node)
+                let n = expandReducedGradient(so.unpack(node), inputShape: inShape, plan: plan, keepdim: keepdim)
+                let ge = expandReducedGradient(g, inputShape: inShape, plan: plan, keepdim: keepdim)
+                let zero = torch.zerosLike(ge)
+                switch p {
+                case 0: return [zero]
+                case 1: return [x.sign() * ge]
+                case 2: return [x * torch.where(n .== 0, zero, ge / n)]
+                case .infinity, -.infinity:
+                    let mask = (x.abs() .== n).to(ge.dtype)
+                    let count = expandReducedGradient(mask.sum(dim: plan.reduced, keepdim: true), inputShape: inShape, plan: plan, keepdim: true)
+                    return [x.sign() * mask * ge / count]
+                default:
+                    return [x * x.abs().pow(p - 2) * torch.where(n .== 0, zero, ge / n.pow(p - 1))]
+                }
+            }
+        }
+        return out
     }
     public func norm(p: Double = 2, dim: Int, keepdim: Bool = false) -> Tensor { norm(p: p, dim: [dim], keepdim: keepdim) }
 
@@ -386,10 +403,22 @@ extension Tensor {
     public func logsumexp(dim: [Int], keepdim: Bool = false) -> Tensor {
         // An empty input has no max: log(sum(exp(x))) is -inf (or empty), as in PyTorch.
         if numel == 0 { return exp().sum(dim: dim, keepdim: keepdim).log() }
-        let m = torch.noGrad { amax(dim: dim, keepdim: true) }
-        let safeM = torch.where(m.isinf(), torch.zerosLike(m), m)
-        let r = (self - safeM).exp().sum(dim: dim, keepdim: true).log() + safeM
-        return keepdim ? r : r.squeeze(dim: dim)
+        let out: Tensor = torch.noGrad {
+            let m = amax(dim: dim, keepdim: true)
+            let safeM = torch.where(m.isinf(), torch.zerosLike(m), m)
+            let r = (self - safeM).exp().sum(dim: dim, keepdim: true).log() + safeM
+            return keepdim ? r : r.squeeze(dim: dim)
+        }
+        if needsGrad {
+            // PyTorch's logsumexp_backward: g * exp(x - result).
+            let plan = ReductionPlan(shape, dims: dim, keepdim: keepdim, op: "logsumexp")
+            let sx = SavedTensor(self), so = SavedTensor(output: out), inShape = shape
+            record("LogsumexpBackward0", out, inputs: [self]) { node, g in
+                let r = expandReducedGradient(so.unpack(node), inputShape: inShape, plan: plan, keepdim: keepdim)
+                return [expandReducedGradient(g, inputShape: inShape, plan: plan, keepdim: keepdim) * (sx.unpack(node) - r).exp()]
+            }
+        }
+        return out
     }
     public func logsumexp(dim: Int, keepdim: Bool = false) -> Tensor { logsumexp(dim: [dim], keepdim: keepdim) }
 
