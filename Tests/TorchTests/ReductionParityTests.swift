@@ -103,6 +103,9 @@ final class ReductionParityTests: XCTestCase {
         XCTAssertEqual(x.amax(dim: [1]).gradFn?.name, "AmaxBackward0")
         XCTAssertEqual(x.cumsum(dim: 1).gradFn?.name, "CumsumBackward0")
         XCTAssertEqual(x.cumprod(dim: 1).gradFn?.name, "CumprodBackward0")
+        XCTAssertEqual(x.norm().gradFn?.name, "LinalgVectorNormBackward0")
+        XCTAssertEqual(x.norm(p: 1, dim: 1).gradFn?.name, "LinalgVectorNormBackward0")
+        XCTAssertEqual(x.logsumexp(dim: 1).gradFn?.name, "LogsumexpBackward0")
         XCTAssertEqual(x.var().gradFn?.name, "VarBackward0")
         XCTAssertEqual(x.std(dim: 1).gradFn?.name, "StdBackward0")
     }
@@ -138,6 +141,18 @@ final class ReductionParityTests: XCTestCase {
         gradcheck([x]) { $0[0].cumsum(dim: -1) }
         gradcheck([pos(2, 3, 4)]) { $0[0].cumprod(dim: 2) }
         gradcheck([pos(2, 3, 4)]) { $0[0].cumprod(dim: 0) }
+    }
+
+    /// Norm gradients at a zero vector are 0 like PyTorch's (not NaN).
+    func testNormGradientAtZero() {
+        for p in [2.0, 3.0, 1.0, .infinity] {
+            let z = torch.zeros(3, dtype: .float64, requiresGrad: true)
+            z.norm(p: p).backward()
+            XCTAssertEqual(z.grad!.toArray(as: Double.self).filter { !$0.isFinite }, [], "p=\(p)")
+        }
+        let z = torch.zeros(2, 2, requiresGrad: true)
+        z.norm(dim: 1).sum().backward()
+        assertClose(z.grad!, [0, 0, 0, 0])
     }
 
     /// prod and cumprod gradients stay exact when the input has zeros (one or several per group).
