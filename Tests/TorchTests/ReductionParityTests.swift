@@ -74,7 +74,8 @@ final class ReductionParityTests: XCTestCase {
             for layout in fixtureLayouts(c["a"]!) {
                 let label = caseLabel(c, "args=\(args) layout=\(layout)")
                 let a = fixtureLeaf(c["a"]!, layout: layout, grad: c["w"] != nil)
-                let (values, indices) = Self.apply(op, a, args)
+                let input = (c["expand"] as? [Int]).map { a.expand($0) } ?? a
+                let (values, indices) = Self.apply(op, input, args)
                 if let out = c["out"] {
                     assertMatches(values, out, label)
                 } else {
