@@ -127,16 +127,20 @@ struct SavedTensor {
     let version: Int
     /// True when `tensor` is an output of the node that saved it (stored without its grad_fn).
     let isOutput: Bool
+    /// Which output of the saving node `tensor` is (multi-output ops such as linalg.svd).
+    let outputNr: Int
 
     /// Saves an input of the op.
     init(_ t: Tensor) {
         tensor = t
         version = t.storage.version
         isOutput = false
+        outputNr = 0
     }
 
-    /// Saves an output of the op without a reference cycle (the alias has no grad_fn).
-    init(output t: Tensor) {
+    /// Saves output `outputNr` of the op without a reference cycle (the alias has no grad_fn).
+    init(output t: Tensor, outputNr: Int = 0) {
+        self.outputNr = outputNr
         tensor = Tensor(storage: t.storage, shape: t.shape, strides: t.strides, offset: t.storageOffset, dtype: t.dtype)
         version = t.storage.version
         isOutput = true
@@ -155,6 +159,7 @@ struct SavedTensor {
             // Under create_graph, the output is re-attached to the node that made it.
             let t = Tensor(storage: tensor.storage, shape: tensor.shape, strides: tensor.strides, offset: tensor.storageOffset, dtype: tensor.dtype)
             t.gradFn = node
+            t.outputNr = outputNr
             t._requiresGrad = true
             return t
         }
