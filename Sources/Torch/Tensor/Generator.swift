@@ -70,16 +70,19 @@ public final class Generator {
         return (hi << 32) | lo
     }
 
-    /// Uniform float in [from, to) from 24 random bits.
+    /// Uniform float in [from, to) from 24 random bits. `u * (to - from) + from` is rounded once
+    /// (a fused multiply-add), as in PyTorch's CPU kernel built for AVX2.
     @inline(__always) func uniformFloat(_ from: Float, _ to: Float) -> Float {
         let u = Float(random() & ((1 << 24) - 1)) * (1.0 / 16_777_216.0)
-        return u * (to - from) + from
+        if from == 0 && to == 1 { return u }
+        return from.addingProduct(u, to - from)
     }
 
-    /// Uniform double in [from, to) from 53 random bits.
+    /// Uniform double in [from, to) from 53 random bits (one rounding, like `uniformFloat`).
     @inline(__always) func uniformDouble(_ from: Double, _ to: Double) -> Double {
         let u = Double(random64() & ((1 << 53) - 1)) * (1.0 / 9_007_199_254_740_992.0)
-        return u * (to - from) + from
+        if from == 0 && to == 1 { return u }
+        return from.addingProduct(u, to - from)
     }
 
     /// One standard normal sample as PyTorch's scalar `normal_distribution<double>` draws it.
