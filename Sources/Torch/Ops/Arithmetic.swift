@@ -352,6 +352,10 @@ extension Tensor {
     public static func -= (a: Tensor, b: Double) { a.sub_(b) }
     public static func *= (a: Tensor, b: Double) { a.mul_(b) }
     public static func /= (a: Tensor, b: Double) { a.div_(b) }
+    public static func += (a: Tensor, b: Int) { a.add_(wrappedNumber(b)) }
+    public static func -= (a: Tensor, b: Int) { a.sub_(wrappedNumber(b)) }
+    public static func *= (a: Tensor, b: Int) { a.mul_(wrappedNumber(b)) }
+    public static func /= (a: Tensor, b: Int) { a.div_(wrappedNumber(b)) }
 }
 
 extension torch {
