@@ -5,6 +5,7 @@ let package = Package(
     name: "SwiftTorch",
     products: [
         .library(name: "Torch", targets: ["Torch"]),
+        .library(name: "TorchVision", targets: ["TorchVision"]),
         .executable(name: "Benchmarks", targets: ["Benchmarks"]),
     ],
     targets: [
@@ -16,6 +17,11 @@ let package = Package(
             dependencies: ["CTorchKernels"],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
+        .target(
+            name: "TorchVision",
+            dependencies: ["Torch"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
         .executableTarget(
             name: "Benchmarks",
             dependencies: ["Torch"],
@@ -25,6 +31,11 @@ let package = Package(
         .testTarget(
             name: "TorchTests",
             dependencies: ["Torch"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        .testTarget(
+            name: "TorchVisionTests",
+            dependencies: ["TorchVision", "Torch"],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
     ]
