@@ -23,6 +23,12 @@ let package = Package(
             exclude: ["bench_pytorch.py"],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
+        .executableTarget(
+            name: "convert-checkpoint",
+            dependencies: ["Torch"],
+            path: "Examples/ConvertCheckpoint",
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
         .testTarget(
             name: "TorchTests",
             dependencies: ["Torch"],
