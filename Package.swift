@@ -28,6 +28,12 @@ let package = Package(
             path: "Benchmarks",
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
+        .executableTarget(
+            name: "convert-checkpoint",
+            dependencies: ["Torch"],
+            path: "Examples/ConvertCheckpoint",
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
         .testTarget(
             name: "TorchTests",
             dependencies: ["Torch"],
