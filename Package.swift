@@ -20,7 +20,6 @@ let package = Package(
             name: "Benchmarks",
             dependencies: ["Torch"],
             path: "Benchmarks",
-            exclude: ["bench_pytorch.py"],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         .testTarget(

@@ -10,8 +10,8 @@ import Glibc
 /// let x = torch.rand(2, 2, generator: g)
 /// ```
 public final class Generator {
-    private var mt = [UInt32](repeating: 0, count: 624)
-    private var index = 624
+    @exclusivity(unchecked) private var mt = [UInt32](repeating: 0, count: 624)
+    @exclusivity(unchecked) private var index = 624
     private(set) var seedValue: UInt64 = 67280421310721
     /// Cached second Box–Muller sample for scalar normal draws (PyTorch keeps one too).
     var nextDoubleNormal: Double?
@@ -70,16 +70,18 @@ public final class Generator {
         return (hi << 32) | lo
     }
 
-    /// Uniform float in [from, to) from 24 random bits. PyTorch's x86 build computes
-    /// `u * (to - from) + from` as one fused multiply-add, and so does this.
+    /// Uniform float in [from, to) from 24 random bits. `u * (to - from) + from` is rounded once
+    /// (a fused multiply-add), as in PyTorch's CPU kernel built for AVX2.
     @inline(__always) func uniformFloat(_ from: Float, _ to: Float) -> Float {
         let u = Float(random() & ((1 << 24) - 1)) * (1.0 / 16_777_216.0)
+        if from == 0 && to == 1 { return u }
         return from.addingProduct(u, to - from)
     }
 
-    /// Uniform double in [from, to) from 53 random bits (fused multiply-add, as in PyTorch).
+    /// Uniform double in [from, to) from 53 random bits (one rounding, like `uniformFloat`).
     @inline(__always) func uniformDouble(_ from: Double, _ to: Double) -> Double {
         let u = Double(random64() & ((1 << 53) - 1)) * (1.0 / 9_007_199_254_740_992.0)
+        if from == 0 && to == 1 { return u }
         return from.addingProduct(u, to - from)
     }
 
