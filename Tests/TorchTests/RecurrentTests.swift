@@ -208,7 +208,7 @@ final class RecurrentTests: XCTestCase {
                         let r = rnnLayerForward(mode, input: xs[0], h0: xs[1], c0: hasC ? xs[2] : nil, p, reverse: reverse)
                         var parts = [r.output.reshape(-1), r.hN.reshape(-1)]
                         if let c = r.cN { parts.append(c.reshape(-1)) }
-                        return rnnConcatFeatures(parts.map { $0.reshape(1, 1, -1) }).reshape(-1)
+                        return torch.cat(parts)
                     }
                 }
             }
@@ -224,9 +224,9 @@ final class RecurrentTests: XCTestCase {
             if mode == "lstm" { inputs.append(torch.randn(4, 2, 3, dtype: .float64)) }
             gradcheck(inputs) { xs in
                 let (y, h, c) = self.run(m, xs[0], xs[1], xs.count > 2 ? xs[2] : nil)
-                var parts = [y.reshape(1, 1, -1), h.reshape(1, 1, -1)]
-                if let c { parts.append(c.reshape(1, 1, -1)) }
-                return rnnConcatFeatures(parts).reshape(-1)
+                var parts = [y.reshape(-1), h.reshape(-1)]
+                if let c { parts.append(c.reshape(-1)) }
+                return torch.cat(parts)
             }
         }
     }

@@ -153,14 +153,14 @@ extension nn {
                     hFinals.append(r.hN)
                     if let cN = r.cN { cFinals.append(cN) }
                 }
-                layerInput = outs.count == 1 ? outs[0] : rnnConcatFeatures(outs)
+                layerInput = outs.count == 1 ? outs[0] : torch.cat(outs, dim: 2)
                 if dropout > 0 && training && layer < numLayers - 1 {
                     layerInput = F.dropout(layerInput, p: dropout, training: true)
                 }
             }
             var output = batchFirst ? layerInput.transpose(0, 1) : layerInput
-            var hN = rnnStackStates(hFinals)
-            var cN: Tensor? = isLSTM ? rnnStackStates(cFinals) : nil
+            var hN = torch.stack(hFinals)
+            var cN: Tensor? = isLSTM ? torch.stack(cFinals) : nil
             if !isBatched {
                 output = output.squeeze(batchDim)
                 hN = hN.squeeze(1)
@@ -317,41 +317,4 @@ extension nn {
         /// The output sequence alone (for use in containers); `gru(input)` returns the tuple.
         public override func forward(_ x: Tensor) -> Tensor { runLayers(x, nil, nil).0 }
     }
-}
-
-// MARK: - Joining the directions and the final states
-
-// TEMPORARY (rnn branch, built on nnmodule): `torch.cat` / `torch.stack` live on main
-// (Ops/Joining.swift); once both are merged these two helpers become
-// `torch.cat(outs, dim: 2)` and `torch.stack(states)`.
-
-/// The forward and reverse outputs `[T, B, H]` side by side: `[T, B, 2H]` (grad_fn `CatBackward0`).
-func rnnConcatFeatures(_ parts: [Tensor]) -> Tensor {
-    let first = parts[0]
-    let widths = parts.map { $0.shape[2] }
-    let out = Tensor(uninitializedShape: [first.shape[0], first.shape[1], widths.reduce(0, +)], dtype: first.dtype)
-    var offset = 0
-    for (p, w) in zip(parts, widths) {
-        copyKernel(from: p, into: out.narrow(2, offset, w))
-        offset += w
-    }
-    if anyNeedsGrad(parts) {
-        record("CatBackward0", out, inputs: parts) { _, g in
-            var o = 0
-            return widths.map { w in defer { o += w }; return g.narrow(2, o, w) }
-        }
-    }
-    return out
-}
-
-/// The per-layer-direction final states `[B, H]` stacked into `[L·D, B, H]` (grad_fn `StackBackward0`).
-func rnnStackStates(_ states: [Tensor]) -> Tensor {
-    let first = states[0]
-    let out = Tensor(uninitializedShape: [states.count] + first.shape, dtype: first.dtype)
-    for (i, s) in states.enumerated() { copyKernel(from: s, into: out.select(0, i)) }
-    if anyNeedsGrad(states) {
-        let n = states.count
-        record("StackBackward0", out, inputs: states) { _, g in (0..<n).map { g.select(0, $0) } }
-    }
-    return out
 }
