@@ -151,37 +151,26 @@ extension nn.functional {
     /// exp(x) / sum(exp(x)) along `dim` (PyTorch's implicit dim when nil: 0 for 0-, 1- and 3-D
     /// inputs, else 1), optionally computed in `dtype`.
     public static func softmax(_ x: Tensor, dim: Int? = nil, dtype: DType? = nil) -> Tensor {
-        x.softmax(dim: dim ?? implicitSoftmaxDim(x.dim), dtype: dtype)
+        let input = dtype.map { x.to($0) } ?? x
+        return temporarySoftmax(input, dim: dim ?? implicitSoftmaxDim(x.dim), log: false)
     }
 
     /// log(softmax(x)) along `dim`, computed stably.
     public static func logSoftmax(_ x: Tensor, dim: Int? = nil, dtype: DType? = nil) -> Tensor {
-        x.logSoftmax(dim: dim ?? implicitSoftmaxDim(x.dim), dtype: dtype)
+        let input = dtype.map { x.to($0) } ?? x
+        return temporarySoftmax(input, dim: dim ?? implicitSoftmaxDim(x.dim), log: true)
     }
 
     /// softmax(−x) along `dim`.
     public static func softmin(_ x: Tensor, dim: Int? = nil, dtype: DType? = nil) -> Tensor {
-        x.softmin(dim: dim ?? implicitSoftmaxDim(x.dim), dtype: dtype)
+        let input = dtype.map { x.to($0) } ?? x
+        return temporarySoftmax(-input, dim: dim ?? implicitSoftmaxDim(x.dim), log: false)
     }
 
     /// PyTorch's `_get_softmax_dim`.
     static func implicitSoftmaxDim(_ ndim: Int) -> Int { (ndim == 0 || ndim == 1 || ndim == 3) ? 0 : 1 }
 
-    // MARK: Dropout, one-hot, normalize
-
-    /// Zeroes each element with probability `p` and scales the rest by 1/(1−p) when `training`;
-    /// identity otherwise.
-    public static func dropout(_ x: Tensor, p: Double = 0.5, training: Bool = true, inplace: Bool = false) -> Tensor {
-        precondition(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got \(p)")
-        if !training || p == 0 || x.numel == 0 { return x }
-        let mask: Tensor = torch.noGrad {
-            if p == 1 { return torch.zerosLike(x) }
-            let keep = torch.rand(x.shape, dtype: x.dtype.isFloatingPoint ? x.dtype.computeType : torch.defaultDType) .< (1 - p)
-            return keep.to(x.dtype) / (1 - p)
-        }
-        if inplace { return x.mul_(mask) }
-        return x * mask
-    }
+    // MARK: One-hot, normalize (dropout: Layers/Dropout.swift)
 
     /// One-hot encoding of int64 class indices: shape `x.shape + [numClasses]`, int64
     /// (`numClasses: -1` infers max + 1).
@@ -206,4 +195,22 @@ extension nn.functional {
         let denom = x.norm(p: p, dim: dim, keepdim: true).clamp(min: eps).expandAs(x)
         return x / denom
     }
+}
+
+// TEMPORARY (nn branch): a minimal softmax / log-softmax so this branch builds on its own.
+// Replace every call with `x.softmax(dim:)` / `x.logSoftmax(dim:)` from Ops/Softmax.swift once
+// that branch is merged, then delete this function.
+func temporarySoftmax(_ x: Tensor, dim: Int, log: Bool) -> Tensor {
+    if x.dim == 0 {
+        _ = normalizeDim(dim, 0, op: "softmax")
+        return log ? x - x.detach() : x - x.detach() + 1
+    }
+    let d = normalizeDim(dim, x.dim, op: log ? "log_softmax" : "softmax")
+    let input = x.dtype.isFloatingPoint ? x : x.to(torch.defaultDType)
+    let m = torch.noGrad { input.amax(dim: [d], keepdim: true) }
+    let safeM = torch.noGrad { torch.where(m.isinf(), torch.zerosLike(m), m) }
+    let shifted = input - safeM
+    if log { return shifted - shifted.exp().sum(dim: d, keepdim: true).log() }
+    let e = shifted.exp()
+    return e / e.sum(dim: d, keepdim: true)
 }
