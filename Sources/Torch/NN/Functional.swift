@@ -151,20 +151,17 @@ extension nn.functional {
     /// exp(x) / sum(exp(x)) along `dim` (PyTorch's implicit dim when nil: 0 for 0-, 1- and 3-D
     /// inputs, else 1), optionally computed in `dtype`.
     public static func softmax(_ x: Tensor, dim: Int? = nil, dtype: DType? = nil) -> Tensor {
-        let input = dtype.map { x.to($0) } ?? x
-        return temporarySoftmax(input, dim: dim ?? implicitSoftmaxDim(x.dim), log: false)
+        x.softmax(dim: dim ?? implicitSoftmaxDim(x.dim), dtype: dtype)
     }
 
     /// log(softmax(x)) along `dim`, computed stably.
     public static func logSoftmax(_ x: Tensor, dim: Int? = nil, dtype: DType? = nil) -> Tensor {
-        let input = dtype.map { x.to($0) } ?? x
-        return temporarySoftmax(input, dim: dim ?? implicitSoftmaxDim(x.dim), log: true)
+        x.logSoftmax(dim: dim ?? implicitSoftmaxDim(x.dim), dtype: dtype)
     }
 
     /// softmax(−x) along `dim`.
     public static func softmin(_ x: Tensor, dim: Int? = nil, dtype: DType? = nil) -> Tensor {
-        let input = dtype.map { x.to($0) } ?? x
-        return temporarySoftmax(-input, dim: dim ?? implicitSoftmaxDim(x.dim), log: false)
+        x.softmin(dim: dim ?? implicitSoftmaxDim(x.dim), dtype: dtype)
     }
 
     /// PyTorch's `_get_softmax_dim`.
@@ -195,22 +192,4 @@ extension nn.functional {
         let denom = x.norm(p: p, dim: dim, keepdim: true).clamp(min: eps).expandAs(x)
         return x / denom
     }
-}
-
-// TEMPORARY (nn branch): a minimal softmax / log-softmax so this branch builds on its own.
-// Replace every call with `x.softmax(dim:)` / `x.logSoftmax(dim:)` from Ops/Softmax.swift once
-// that branch is merged, then delete this function.
-func temporarySoftmax(_ x: Tensor, dim: Int, log: Bool) -> Tensor {
-    if x.dim == 0 {
-        _ = normalizeDim(dim, 0, op: "softmax")
-        return log ? x - x.detach() : x - x.detach() + 1
-    }
-    let d = normalizeDim(dim, x.dim, op: log ? "log_softmax" : "softmax")
-    let input = x.dtype.isFloatingPoint ? x : x.to(torch.defaultDType)
-    let m = torch.noGrad { input.amax(dim: [d], keepdim: true) }
-    let safeM = torch.noGrad { torch.where(m.isinf(), torch.zerosLike(m), m) }
-    let shifted = input - safeM
-    if log { return shifted - shifted.exp().sum(dim: d, keepdim: true).log() }
-    let e = shifted.exp()
-    return e / e.sum(dim: d, keepdim: true)
 }

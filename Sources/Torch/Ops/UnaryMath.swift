@@ -341,6 +341,24 @@ extension Tensor {
         return out
     }
 
+    /// max(self, min) — PyTorch's `clamp_min` (ClampMinBackward0: the gradient passes where x ≥ min).
+    public func clampMin(_ lo: Double) -> Tensor { clampOneSided(lo, isMin: true) }
+
+    /// min(self, max) — PyTorch's `clamp_max` (ClampMaxBackward0: the gradient passes where x ≤ max).
+    public func clampMax(_ hi: Double) -> Tensor { clampOneSided(hi, isMin: false) }
+
+    private func clampOneSided(_ bound: Double, isMin: Bool) -> Tensor {
+        let out = isMin ? clampForward(bound, nil) : clampForward(nil, bound)
+        if needsGrad {
+            let sx = SavedTensor(self)
+            record(isMin ? "ClampMinBackward0" : "ClampMaxBackward0", out, inputs: [self]) { node, g in
+                let x = sx.unpack(node)
+                return [g * (isMin ? x .>= bound : x .<= bound).to(g.dtype)]
+            }
+        }
+        return out
+    }
+
     /// In-place clamp.
     @discardableResult
     public func clamp_(min lo: Double? = nil, max hi: Double? = nil) -> Tensor {

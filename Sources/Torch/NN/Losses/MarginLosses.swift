@@ -17,7 +17,7 @@ extension nn.functional {
         let cos = prodSum / (mag1 * mag2).sqrt()
         let zeros = torch.zerosLike(cos)
         let pos = 1 - cos
-        let neg = (cos - margin).clamp(min: 0)
+        let neg = (cos - margin).clampMin(0)
         let output = torch.where(target .== 1, pos, zeros) + torch.where(target .== -1, neg, zeros)
         return applyLossReduction(output, reduction)
     }
@@ -29,7 +29,7 @@ extension nn.functional {
         checkBasicReduction(reduction)
         precondition(input1.dim == input2.dim && input1.dim == target.dim,
                      marginRankingDimMessage(input1.shape, input2.shape, target.shape))
-        return applyLossReduction((-target * (input1 - input2) + margin).clamp(min: 0), reduction)
+        return applyLossReduction((-target * (input1 - input2) + margin).clampMin(0), reduction)
     }
 }
 
