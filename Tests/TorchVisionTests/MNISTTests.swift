@@ -267,6 +267,19 @@ final class MNISTTests: XCTestCase {
         XCTAssertEqual(x.toArray(as: Float.self), [0, 0, 0, 0, 0, 0])
         XCTAssertEqual(n(torch.ones(3, 1, 1, dtype: .float64)).dtype, .float64)
 
+        // Compose's byte-table path equals the transforms applied one by one, for every byte value.
+        let all = torch.arange(256, dtype: .uint8).view(16, 16)
+        let steps: [any transforms.Transform] = [transforms.ToTensor(), transforms.Normalize([0.1307], [0.3081]),
+                                                 transforms.Normalize([0.25], [2])]
+        let stepwise = steps.reduce(all) { x, t in t(x) }
+        assertEqualTensors(transforms.Compose(steps)(all), stepwise)
+        assertEqualTensors(transforms.Compose(steps).applyToBatch(torch.stack2([all, all]))!.select(0, 1), stepwise)
+        torch.setDefaultDType(.float64)
+        let stepwise64 = steps.reduce(all) { x, t in t(x) }
+        XCTAssertEqual(stepwise64.dtype, .float64)
+        assertEqualTensors(transforms.Compose(steps)(all), stepwise64)
+        torch.setDefaultDType(.float32)
+
         let c = transforms.Compose([transforms.ToTensor(), transforms.Lambda { $0 + 1 }, transforms.Normalize([0.5], [0.5])])
         XCTAssertEqual(c.description, "Compose(\n    ToTensor()\n    Lambda()\n    Normalize(mean=[0.5], std=[0.5])\n)")
         XCTAssertEqual(c(torch.zeros(1, 1, dtype: .uint8)).toArray(as: Float.self), [1])
