@@ -26,7 +26,12 @@ let package = Package(
             name: "Benchmarks",
             dependencies: ["Torch"],
             path: "Benchmarks",
-            exclude: ["bench_pytorch.py"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        .executableTarget(
+            name: "convert-checkpoint",
+            dependencies: ["Torch"],
+            path: "Examples/ConvertCheckpoint",
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         .testTarget(

@@ -87,6 +87,11 @@ public enum SerializationError: Error, CustomStringConvertible {
     /// long, a size that does not match the bytes written, a string too long for the format, …).
     case invalidArgument(String)
 
+    /// A checkpoint's contents do not describe valid tensors and values: a storage record smaller
+    /// than its declared size, a tensor view outside its storage, a dtype SwiftTorch does not
+    /// support, an object that is not plain data, a file in a format that is not a checkpoint.
+    case invalidCheckpoint(reason: String)
+
     /// Another serialization error, with the context in which it happened
     /// (for example the zip record whose pickle stream is corrupt).
     indirect case context(String, underlying: SerializationError)
@@ -133,6 +138,8 @@ public enum SerializationError: Error, CustomStringConvertible {
             return "corrupt gzip data: \(reason) at byte offset \(offset)"
         case let .invalidArgument(message):
             return "invalid argument: \(message)"
+        case let .invalidCheckpoint(reason):
+            return "invalid checkpoint: \(reason)"
         case let .context(context, underlying):
             return "\(context): \(underlying.description)"
         }
