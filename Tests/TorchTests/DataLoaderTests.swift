@@ -286,8 +286,6 @@ final class DataLoaderTests: XCTestCase {
         XCTAssertEqual(err(workers: -1), "num_workers option should be non-negative; use num_workers=0 to disable multiprocessing.")
         XCTAssertEqual(err(batchSize: 0), "batch_size should be a positive integer value, but got batch_size=0")
         XCTAssertNotNil(err(prefetch: 2))
-        XCTAssertEqual(collateStackError([[2], [3]]), "stack expects each tensor to be equal size, but got [2] at entry 0 and [3] at entry 1")
-        XCTAssertNil(collateStackError([[2, 1], [2, 1]]))
     }
 
     // MARK: - Workers
@@ -355,7 +353,7 @@ final class DataLoaderTests: XCTestCase {
         let d = ds(5)
         let sums = DataLoader(d, batchSize: 2, collateFn: { samples in samples.map { $0.1.item(as: Int.self) }.reduce(0, +) })
         XCTAssertEqual(Array(sums), [1, 5, 4])
-        let pairs = DataLoader(d, batchSize: 3, collate: { samples in (samples.count, torch.stack0(samples.map { $0.0 })) })
+        let pairs = DataLoader(d, batchSize: 3, collate: { samples in (samples.count, torch.stack(samples.map { $0.0 })) })
         let out = Array(pairs)
         XCTAssertEqual(out.map { $0.0 }, [3, 2])
         XCTAssertEqual(out[1].1.shape, [2, 1])
@@ -382,7 +380,3 @@ final class DataLoaderTests: XCTestCase {
     }
 }
 
-extension torch {
-    /// Stacks for the custom-collate test (default collation of tensors).
-    fileprivate static func stack0(_ ts: [Tensor]) -> Tensor { Tensor.collate(ts) }
-}

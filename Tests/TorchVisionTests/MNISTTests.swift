@@ -252,7 +252,7 @@ final class MNISTTests: XCTestCase {
         XCTAssertEqual(chw.shape, [3, 2, 3])
         XCTAssertEqual(chw.dtype, .float32)
         XCTAssertEqual(chw.select(0, 1).toArray(as: Float.self), [1, 4, 7, 10, 13, 16].map { Float($0) / 255 })
-        let batch = transforms.ToTensor().applyToBatch(torch.stack2([hwc, hwc]))!
+        let batch = transforms.ToTensor().applyToBatch(torch.stack([hwc, hwc]))!
         XCTAssertEqual(batch.shape, [2, 3, 2, 3])
         XCTAssertEqual(batch.select(0, 1).toArray(as: Float.self), chw.toArray(as: Float.self))
         let floats = transforms.ToTensor()(torch.ones(2, 2, dtype: .float64))
@@ -266,6 +266,19 @@ final class MNISTTests: XCTestCase {
         _ = transforms.Normalize([1], [2], inplace: true)(x)
         XCTAssertEqual(x.toArray(as: Float.self), [0, 0, 0, 0, 0, 0])
         XCTAssertEqual(n(torch.ones(3, 1, 1, dtype: .float64)).dtype, .float64)
+
+        // Compose's byte-table path equals the transforms applied one by one, for every byte value.
+        let all = torch.arange(256, dtype: .uint8).view(16, 16)
+        let steps: [any transforms.Transform] = [transforms.ToTensor(), transforms.Normalize([0.1307], [0.3081]),
+                                                 transforms.Normalize([0.25], [2])]
+        let stepwise = steps.reduce(all) { x, t in t(x) }
+        assertEqualTensors(transforms.Compose(steps)(all), stepwise)
+        assertEqualTensors(transforms.Compose(steps).applyToBatch(torch.stack([all, all]))!.select(0, 1), stepwise)
+        torch.setDefaultDType(.float64)
+        let stepwise64 = steps.reduce(all) { x, t in t(x) }
+        XCTAssertEqual(stepwise64.dtype, .float64)
+        assertEqualTensors(transforms.Compose(steps)(all), stepwise64)
+        torch.setDefaultDType(.float32)
 
         let c = transforms.Compose([transforms.ToTensor(), transforms.Lambda { $0 + 1 }, transforms.Normalize([0.5], [0.5])])
         XCTAssertEqual(c.description, "Compose(\n    ToTensor()\n    Lambda()\n    Normalize(mean=[0.5], std=[0.5])\n)")
@@ -317,9 +330,4 @@ final class MNISTTests: XCTestCase {
             }
         }
     }
-}
-
-extension torch {
-    /// Stacks two images along a new first dimension (the default collation).
-    fileprivate static func stack2(_ ts: [Tensor]) -> Tensor { Tensor.collate(ts) }
 }

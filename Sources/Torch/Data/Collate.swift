@@ -50,8 +50,8 @@ final class CollateColumn<T: utils.data.Collatable> {
 }
 
 extension Tensor: utils.data.Collatable {
-    /// Stacks the samples along a new first dimension (`torch.stack(samples, 0)`).
-    public static func collate(_ samples: [Tensor]) -> Tensor { collateStack(samples) }
+    /// Stacks the samples along a new first dimension (`torch.stack(samples, dim: 0)`).
+    public static func collate(_ samples: [Tensor]) -> Tensor { torch.stack(samples, dim: 0) }
 }
 
 extension Int: utils.data.Collatable {
@@ -111,37 +111,4 @@ extension Dictionary: utils.data.Collatable where Value: utils.data.Collatable {
         }
         return out
     }
-}
-
-/// The message PyTorch's `torch.stack` gives for samples of different sizes, or nil when they agree.
-func collateStackError(_ shapes: [[Int]]) -> String? {
-    guard let first = shapes.first else { return "stack expects a non-empty TensorList" }
-    if let k = shapes.firstIndex(where: { $0 != first }) {
-        return "stack expects each tensor to be equal size, but got \(shapeString(first)) at entry 0 and \(shapeString(shapes[k])) at entry \(k)"
-    }
-    return nil
-}
-
-/// `torch.stack(samples, 0)` for collation: one allocation and one copy per sample (a plain
-/// memcpy for contiguous samples), the dtypes promoted as `torch.stack` does, and a
-/// `StackBackward0` node when a sample requires grad.
-func collateStack(_ samples: [Tensor]) -> Tensor {
-    if let message = collateStackError(samples.map { $0.shape }) { preconditionFailure(message) }
-    let dtype = samples.dropFirst().allSatisfy({ $0.dtype == samples[0].dtype }) ? samples[0].dtype : resultType(samples)
-    let sampleShape = samples[0].shape
-    let out = Tensor(uninitializedShape: [samples.count] + sampleShape, dtype: dtype)
-    let n = shapeNumel(sampleShape), bytes = n * dtype.itemSize
-    for (i, s) in samples.enumerated() {
-        if s.dtype == dtype && s.isContiguous {
-            if bytes > 0 { (out.rawPointer + i * bytes).copyMemory(from: s.rawPointer, byteCount: bytes) }
-        } else {
-            let dst = Tensor(storage: out.storage, shape: sampleShape, strides: contiguousStrides(sampleShape), offset: i * n, dtype: dtype)
-            copyKernel(from: s, into: dst)
-        }
-    }
-    if anyNeedsGrad(samples) {
-        let count = samples.count
-        record("StackBackward0", out, inputs: samples) { _, g in (0..<count).map { g.select(0, $0) } }
-    }
-    return out
 }

@@ -24,7 +24,7 @@ extension utils.data {
         /// Samples `numSamples` indices of a 1-D weight tensor.
         public init(_ weights: Tensor, _ numSamples: Int, replacement: Bool = true, generator: Torch.Generator? = nil) {
             precondition(numSamples > 0, "num_samples should be a positive integer value, but got num_samples=\(numSamples)")
-            precondition(weights.dim == 1, "weights should be a 1d sequence but given weights have shape \(shapeTuple(weights.shape))")
+            precondition(weights.dim == 1, "weights should be a 1d sequence but given weights have shape \(torchSizeDescription(weights.shape))")
             self.weights = weights.to(.float64).contiguous()
             self.numSamples = numSamples
             self.replacement = replacement
@@ -49,6 +49,6 @@ extension utils.data {
 }
 
 /// A shape as Python prints a `torch.Size` tuple: `(3, 2)`, `(4,)`.
-func shapeTuple(_ shape: [Int]) -> String {
+func torchSizeDescription(_ shape: [Int]) -> String {
     "torch.Size([\(shape.map(String.init).joined(separator: ", "))])"
 }

@@ -31,43 +31,22 @@ public enum Gzip {
     ///   ``Inflate``, or ``SerializationError/limitExceeded(what:limit:record:)`` when the data
     ///   would exceed `maxOutputSize`.
     public static func decompress(_ input: UnsafeRawBufferPointer, maxOutputSize: Int) throws -> [UInt8] {
-        var output: [UInt8] = []
-        var pos = 0
-        var member = 0
-        repeat {
-            let dataStart = try headerEnd(input, at: pos)
-            let remaining = UnsafeRawBufferPointer(rebasing: input[dataStart...])
-            let budget = max(0, maxOutputSize - output.count)
-            let bound = min(budget, Inflate.maximumInflatedSize(compressedSize: remaining.count))
-            // The last member's ISIZE (the input's final 4 bytes) is exact for single-member files
-            // below 4 GiB; try it first, and the full bound if the data turns out longer.
-            let hint = Int(readLE32(input, input.count - 4))
-            var attempt: (bytes: [UInt8], consumed: Int)
-            do {
-                attempt = try inflate(remaining, capacity: min(bound, max(hint, 1)))
-            } catch SerializationError.limitExceeded where hint < bound {
-                attempt = try inflate(remaining, capacity: bound)
-            } catch SerializationError.limitExceeded {
-                throw SerializationError.limitExceeded(what: "gzip data", limit: maxOutputSize, record: nil)
+        let bound = max(0, min(maxOutputSize, Inflate.maximumInflatedSize(compressedSize: input.count)))
+        func attempt(_ capacity: Int) throws -> [UInt8] {
+            try [UInt8](unsafeUninitializedCapacity: capacity) { buf, initialized in
+                initialized = 0
+                initialized = try decompress(input, into: UnsafeMutableRawBufferPointer(buf))
             }
-            let trailer = dataStart + attempt.consumed
-            guard trailer + 8 <= input.count else {
-                throw SerializationError.corruptGzip(reason: "member \(member) ends without its 8-byte CRC-32/length trailer", offset: trailer)
-            }
-            let crc = CRC32.checksum(attempt.bytes)
-            let declaredCRC = readLE32(input, trailer)
-            guard crc == declaredCRC else {
-                throw SerializationError.corruptGzip(reason: "member \(member): CRC-32 of the data is 0x\(hex32(crc)) but the trailer declares 0x\(hex32(declaredCRC))", offset: trailer)
-            }
-            let declaredSize = readLE32(input, trailer + 4)
-            guard UInt32(truncatingIfNeeded: attempt.bytes.count) == declaredSize else {
-                throw SerializationError.corruptGzip(reason: "member \(member): \(attempt.bytes.count) bytes of data but the trailer declares \(declaredSize) (mod 2^32)", offset: trailer + 4)
-            }
-            if output.isEmpty { output = attempt.bytes } else { output.append(contentsOf: attempt.bytes) }
-            pos = trailer + 8
-            member += 1
-        } while pos < input.count && !input[pos...].allSatisfy({ $0 == 0 })
-        return output
+        }
+        // The size hint is exact for single-member data below 4 GiB; otherwise fall back to the bound.
+        if let hint = uncompressedSizeHint(input), hint < bound {
+            do { return try attempt(hint) } catch SerializationError.limitExceeded {}
+        }
+        do {
+            return try attempt(bound)
+        } catch SerializationError.limitExceeded {
+            throw SerializationError.limitExceeded(what: "gzip data", limit: maxOutputSize, record: nil)
+        }
     }
 
     /// Decompresses a gzip stream held in an array (see the buffer-pointer variant).
@@ -75,16 +54,42 @@ public enum Gzip {
         try input.withUnsafeBytes { try decompress($0, maxOutputSize: maxOutputSize) }
     }
 
-    /// Inflates into an array of at most `capacity` bytes.
-    private static func inflate(_ input: UnsafeRawBufferPointer, capacity: Int) throws -> (bytes: [UInt8], consumed: Int) {
-        var consumed = 0
-        let bytes = try [UInt8](unsafeUninitializedCapacity: capacity) { buf, initialized in
-            initialized = 0
-            let r = try Inflate.decompress(input, into: UnsafeMutableRawBufferPointer(buf))
-            initialized = r.written
-            consumed = r.consumed
-        }
-        return (bytes, consumed)
+    /// Decompresses every member of a gzip stream into `output`, one after the other; returns the
+    /// number of bytes written. Each member's CRC-32 and length are verified.
+    /// - Throws: as ``decompress(_:maxOutputSize:)``; `.limitExceeded` when `output` is too small.
+    public static func decompress(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws -> Int {
+        var pos = 0
+        var written = 0
+        var member = 0
+        repeat {
+            let dataStart = try headerEnd(input, at: pos)
+            let dst = UnsafeMutableRawBufferPointer(rebasing: output[written...])
+            let (n, consumed) = try Inflate.decompress(UnsafeRawBufferPointer(rebasing: input[dataStart...]), into: dst)
+            let trailer = dataStart + consumed
+            guard trailer + 8 <= input.count else {
+                throw SerializationError.corruptGzip(reason: "member \(member) ends without its 8-byte CRC-32/length trailer", offset: trailer)
+            }
+            let crc = CRC32.checksum(UnsafeRawBufferPointer(rebasing: dst[..<n]))
+            let declaredCRC = readLE32(input, trailer)
+            guard crc == declaredCRC else {
+                throw SerializationError.corruptGzip(reason: "member \(member): CRC-32 of the data is 0x\(hex32(crc)) but the trailer declares 0x\(hex32(declaredCRC))", offset: trailer)
+            }
+            let declaredSize = readLE32(input, trailer + 4)
+            guard UInt32(truncatingIfNeeded: n) == declaredSize else {
+                throw SerializationError.corruptGzip(reason: "member \(member): \(n) bytes of data but the trailer declares \(declaredSize) (mod 2^32)", offset: trailer + 4)
+            }
+            written += n
+            pos = trailer + 8
+            member += 1
+        } while pos < input.count && !input[pos...].allSatisfy({ $0 == 0 })
+        return written
+    }
+
+    /// The length the last member's trailer declares (the input's final four bytes): the exact
+    /// decompressed size of a single-member stream below 4 GiB, a hint otherwise. Nil when the input
+    /// is too short to hold a member.
+    public static func uncompressedSizeHint(_ input: UnsafeRawBufferPointer) -> Int? {
+        input.count >= 18 ? Int(readLE32(input, input.count - 4)) : nil
     }
 
     /// Parses a member header at `start`; returns the offset of its DEFLATE data.

@@ -11,8 +11,8 @@ enum FileBytes {
         return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
     }
 
-    /// The bytes of the file at `path`.
-    static func read(_ path: String, limit: Int) throws -> [UInt8] {
+    /// The bytes of the file at `path`, as a 1-D uint8 tensor (no intermediate copy).
+    static func read(_ path: String, limit: Int) throws -> Tensor {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw ioError(path, "open") }
         defer { close(fd) }
@@ -22,26 +22,32 @@ enum FileBytes {
         guard size <= limit else {
             throw datasets.DatasetError.invalidFile(path: path, reason: "file is \(size) bytes, more than the limit of \(limit)")
         }
-        var bytes = [UInt8](repeating: 0, count: size)
+        let bytes = torch.empty([size], dtype: .uint8)
+        let base = bytes.storage.data + bytes.storageOffset
         var done = 0
-        try bytes.withUnsafeMutableBytes { buf in
-            while done < size {
-                let n = Glibc.read(fd, buf.baseAddress! + done, size - done)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw ioError(path, "read")
-                }
-                if n == 0 { break }
-                done += n
+        while done < size {
+            let n = Glibc.read(fd, base + done, size - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw ioError(path, "read")
             }
+            if n == 0 { break }
+            done += n
         }
-        if done < size { bytes.removeLast(size - done) }   // the file shrank while being read
-        return bytes
+        return done < size ? bytes.narrow(0, 0, done) : bytes   // the file shrank while being read
     }
 
     private static func ioError(_ path: String, _ op: String) -> datasets.DatasetError {
         let code = errno
         let message = strerror(code).map { String(cString: $0) } ?? "error \(code)"
         return .io(path: path, operation: op, message: message)
+    }
+}
+
+extension Tensor {
+    /// The bytes of a contiguous tensor.
+    func withRawBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        precondition(isContiguous, "withRawBytes: the tensor must be contiguous")
+        return try body(UnsafeRawBufferPointer(start: storage.data + storageOffset * elementSize, count: numel * elementSize))
     }
 }

@@ -20,32 +20,51 @@ extension datasets {
         /// Reads an IDX file (gzipped when it starts with the gzip magic number).
         ///
         /// Element types map to tensors as: unsigned byte → uint8, signed byte and 16-bit → int32
-        /// (widened), 32-bit integer → int32, float → float32, double → float64.
+        /// (widened), 32-bit integer → int32, float → float32, double → float64. Unsigned-byte
+        /// data is decompressed straight into the returned tensor's storage (no further copy).
         public static func read(_ path: String) throws -> Tensor {
-            let raw = try FileBytes.read(path, limit: maxFileSize)
-            if Gzip.hasMagic(raw) {
-                let bytes: [UInt8]
-                do {
-                    bytes = try Gzip.decompress(raw, maxOutputSize: maxFileSize)
-                } catch let e as SerializationError {
-                    throw DatasetError.decompression(path: path, underlying: e)
-                }
-                return try decode(bytes, source: path)
+            let file = try FileBytes.read(path, limit: maxFileSize)
+            guard file.withRawBytes(Gzip.hasMagic) else { return try decode(file, source: path) }
+            do {
+                return try decode(try file.withRawBytes(gunzip), source: path)
+            } catch let e as SerializationError {
+                throw DatasetError.decompression(path: path, underlying: e)
             }
-            return try decode(raw, source: path)
+        }
+
+        /// gzip data → a uint8 tensor of the decompressed bytes, decompressed in place when the
+        /// trailer's size hint is right.
+        private static func gunzip(_ input: UnsafeRawBufferPointer) throws -> Tensor {
+            let bound = min(maxFileSize, Inflate.maximumInflatedSize(compressedSize: input.count))
+            if let hint = Gzip.uncompressedSizeHint(input), hint <= bound {
+                let t = torch.empty([hint], dtype: .uint8)
+                do {
+                    let n = try t.withRawBytes { try Gzip.decompress(input, into: UnsafeMutableRawBufferPointer(mutating: $0)) }
+                    return n == hint ? t : t.narrow(0, 0, n)
+                } catch SerializationError.limitExceeded {}
+            }
+            let bytes = try Gzip.decompress(input, maxOutputSize: maxFileSize)
+            return Tensor(bytes, shape: [bytes.count])
         }
 
         /// Decodes IDX bytes; `source` names them in error messages.
         public static func decode(_ bytes: [UInt8], source: String) throws -> Tensor {
-            let header = try parseHeader(bytes, source: source)
+            try decode(Tensor(bytes, shape: [bytes.count]), source: source)
+        }
+
+        /// Decodes IDX bytes held in a contiguous 1-D uint8 tensor. Unsigned-byte data comes back as
+        /// a view of `bytes`.
+        static func decode(_ bytes: Tensor, source: String) throws -> Tensor {
+            let header = try bytes.withRawBytes { try parseHeader($0, source: source) }
             let n = header.shape.reduce(1, *)
+            if header.typeCode == 0x08 {
+                return bytes.narrow(0, header.dataOffset, n).view(header.shape)
+            }
             let t = torch.empty(header.shape, dtype: header.dtype)
             let dst = t.storage.data + t.storageOffset * header.dtype.itemSize
-            bytes.withUnsafeBytes { buf in
+            bytes.withRawBytes { buf in
                 let src = buf.baseAddress! + header.dataOffset
                 switch header.typeCode {
-                case 0x08:
-                    if n > 0 { dst.copyMemory(from: src, byteCount: n) }
                 case 0x09:
                     let d = dst.assumingMemoryBound(to: Int32.self)
                     for i in 0..<n { d[i] = Int32(Int8(bitPattern: src.load(fromByteOffset: i, as: UInt8.self))) }
@@ -75,7 +94,7 @@ extension datasets {
         }
 
         /// Validates the header and that the data length matches it exactly.
-        static func parseHeader(_ b: [UInt8], source: String) throws -> Header {
+        static func parseHeader(_ b: UnsafeRawBufferPointer, source: String) throws -> Header {
             func invalid(_ reason: String) -> DatasetError { .invalidFile(path: source, reason: reason) }
             guard b.count >= 4 else {
                 throw invalid("\(b.count) bytes is too short for an IDX magic number (4 bytes)")

@@ -24,7 +24,7 @@ extension transforms {
 
         /// Channels-first view → contiguous result, scaled when uint8.
         private static func convert(_ chw: Tensor) -> Tensor {
-            chw.dtype == .uint8 ? chw.to(torch.defaultDType).div(255) : chw.contiguous()
+            chw.dtype == .uint8 ? chw.contiguous().to(torch.defaultDType).div(255) : chw.contiguous()
         }
 
         /// torchvision's message for an input that is not an image; nil for H×W or H×W×C.
