@@ -276,6 +276,32 @@ private func lossLog<T: FloatElement>(_ x: UnsafePointer<T>, _ y: UnsafeMutableP
     }
 }
 
+/// Largest of `n` contiguous values (NaN skipped), in four independent lanes.
+@inline(__always)
+private func rowMaximum<T: FloatElement>(_ p: UnsafePointer<T>, _ n: Int) -> T {
+    var m0 = -T.infinity, m1 = -T.infinity, m2 = -T.infinity, m3 = -T.infinity
+    var j = 0
+    while j + 4 <= n {
+        let a = p[j], b = p[j + 1], c = p[j + 2], d = p[j + 3]
+        m0 = a > m0 ? a : m0; m1 = b > m1 ? b : m1; m2 = c > m2 ? c : m2; m3 = d > m3 ? d : m3
+        j += 4
+    }
+    while j < n { let a = p[j]; m0 = a > m0 ? a : m0; j += 1 }
+    m0 = m1 > m0 ? m1 : m0
+    m2 = m3 > m2 ? m3 : m2
+    return m2 > m0 ? m2 : m0
+}
+
+/// Sum of `n` contiguous values in four independent lanes.
+@inline(__always)
+private func rowTotal<T: FloatElement>(_ p: UnsafePointer<T>, _ n: Int) -> T {
+    var a0: T = 0, a1: T = 0, a2: T = 0, a3: T = 0
+    var j = 0
+    while j + 4 <= n { a0 += p[j]; a1 += p[j + 1]; a2 += p[j + 2]; a3 += p[j + 3]; j += 4 }
+    while j < n { a0 += p[j]; j += 1 }
+    return (a0 + a1) + (a2 + a3)
+}
+
 /// Forward of log-softmax + NLL over `[N, C, S]`: fills `probs` with softmax(x) along C (when
 /// `keepProbs`; else it is scratch holding exp(x − max)) and `rowLoss` with
 /// −weight[t] · log_softmax(x)[t] per row (0 where ignored). Each pass covers all rows, so exp and
@@ -296,8 +322,7 @@ private func crossEntropyForwardKernel<T: FloatElement>(_ targets: ClassTargets,
             for n in lo..<hi {
                 let xb = x + n * block, pb = probs + n * block, mb = maxes + n * s
                 if s == 1 {
-                    var m = -T.infinity
-                    for j in 0..<c { let v = xb[j]; m = v > m ? v : m }
+                    let m = rowMaximum(xb, c)
                     mb[0] = m
                     for j in 0..<c { pb[j] = xb[j] - m }
                 } else {
@@ -315,9 +340,7 @@ private func crossEntropyForwardKernel<T: FloatElement>(_ targets: ClassTargets,
             for n in lo..<hi {
                 let pb = probs + n * block, sb = sums + n * s
                 if s == 1 {
-                    var acc: T = 0
-                    for j in 0..<c { acc += pb[j] }
-                    sb[0] = acc
+                    sb[0] = rowTotal(pb, c)
                 } else {
                     for k in 0..<s { sb[k] = 0 }
                     for j in 0..<c { for k in 0..<s { sb[k] += pb[j * s + k] } }
