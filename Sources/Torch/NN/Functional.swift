@@ -170,21 +170,7 @@ extension nn.functional {
     /// PyTorch's `_get_softmax_dim`.
     static func implicitSoftmaxDim(_ ndim: Int) -> Int { (ndim == 0 || ndim == 1 || ndim == 3) ? 0 : 1 }
 
-    // MARK: Dropout, one-hot, normalize
-
-    /// Zeroes each element with probability `p` and scales the rest by 1/(1−p) when `training`;
-    /// identity otherwise.
-    public static func dropout(_ x: Tensor, p: Double = 0.5, training: Bool = true, inplace: Bool = false) -> Tensor {
-        precondition(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got \(p)")
-        if !training || p == 0 || x.numel == 0 { return x }
-        let mask: Tensor = torch.noGrad {
-            if p == 1 { return torch.zerosLike(x) }
-            let keep = torch.rand(x.shape, dtype: x.dtype.isFloatingPoint ? x.dtype.computeType : torch.defaultDType) .< (1 - p)
-            return keep.to(x.dtype) / (1 - p)
-        }
-        if inplace { return x.mul_(mask) }
-        return x * mask
-    }
+    // MARK: One-hot, normalize (dropout: Layers/Dropout.swift)
 
     /// One-hot encoding of int64 class indices: shape `x.shape + [numClasses]`, int64
     /// (`numClasses: -1` infers max + 1).

@@ -42,13 +42,43 @@ public final class Generator {
     }
 
     private func twist() {
+        mt.withUnsafeMutableBufferPointer { Generator.twist($0) }
+        index = 0
+    }
+
+    /// The MT19937 state transition over the 624 words of `mt`.
+    private static func twist(_ mt: UnsafeMutableBufferPointer<UInt32>) {
         for i in 0..<624 {
             let y = (mt[i] & 0x8000_0000) | (mt[(i + 1) % 624] & 0x7FFF_FFFF)
             var v = mt[(i + 397) % 624] ^ (y >> 1)
             if y & 1 != 0 { v ^= 0x9908_B0DF }
             mt[i] = v
         }
-        index = 0
+    }
+
+    /// Calls `body(k, u)` for k in 0..<n with the next n uniform doubles in [0, 1): the same
+    /// values as n calls of `uniformDouble(0, 1)` (53 bits of `random64()` each), drawn with the
+    /// state held in a buffer — the fast path for per-element draws such as dropout masks.
+    @inline(__always)
+    func withUniformDoubles(_ n: Int, _ body: (Int, Double) -> Void) {
+        var i = index
+        mt.withUnsafeMutableBufferPointer { state in
+            @inline(__always) func next() -> UInt32 {
+                if i >= 624 { Generator.twist(state); i = 0 }
+                var y = state[i]
+                i += 1
+                y ^= y >> 11
+                y ^= (y << 7) & 0x9D2C_5680
+                y ^= (y << 15) & 0xEFC6_0000
+                y ^= y >> 18
+                return y
+            }
+            for k in 0..<n {
+                let hi = UInt64(next()), lo = UInt64(next())
+                body(k, Double(((hi << 32) | lo) & ((1 << 53) - 1)) * (1.0 / 9_007_199_254_740_992.0))
+            }
+        }
+        index = i
     }
 
     /// The next 32 random bits.

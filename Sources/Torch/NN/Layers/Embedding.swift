@@ -1,0 +1,253 @@
+/// `nn.Embedding` and `F.embedding`: a lookup table of rows selected by integer indices, with
+/// PyTorch's `padding_idx` (a row that gets no gradient), `max_norm` renormalisation and
+/// `scale_grad_by_freq`; grad_fn `EmbeddingBackward0`.
+
+/// The indices as a contiguous int64 tensor, stopping with PyTorch's message for other dtypes.
+private func embeddingIndices(_ indices: Tensor) -> Tensor {
+    precondition(indices.dtype == .int64 || indices.dtype == .int32,
+                 "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got \(indices.legacyTypeName) instead (while checking arguments for embedding)")
+    if indices.dtype == .int64 && indices.isContiguous { return indices }
+    let out = Tensor(uninitializedShape: indices.shape, dtype: .int64)
+    copyKernel(from: indices, into: out)
+    return out
+}
+
+/// PyTorch's message for an index outside the table.
+let embeddingIndexErrorMessage = "index out of range in self"
+
+/// Copies row `idx[i]` of a contiguous `[v, d]` table into row i of `out`, for every index.
+private func embeddingGather(_ weight: Tensor, _ idx: UnsafePointer<Int64>, count: Int, into out: Tensor) {
+    let v = weight.shape[0], d = weight.shape[1]
+    let rowBytes = d * weight.dtype.itemSize
+    let src = UnsafeRawPointer(weight.rawPointer), dst = out.rawPointer
+    for i in 0..<count {
+        let k = Int(idx[i])
+        precondition(k >= 0 && k < v, embeddingIndexErrorMessage)
+    }
+    parallelFor(count, grain: Swift.max(1, elementwiseGrain / Swift.max(d, 1))) { lo, hi in
+        for i in lo..<hi {
+            (dst + i * rowBytes).copyMemory(from: src + Int(idx[i]) * rowBytes, byteCount: rowBytes)
+        }
+    }
+}
+
+/// The `[numWeights, d]` gradient of the table: row i of `g` (`[count, d]`, contiguous) added
+/// into row idx[i], skipping `paddingIdx`; divided by the index's frequency when `scaleByFreq`.
+/// Rows are split among threads, each scanning all indices for its own rows (no races).
+private func embeddingBackwardKernel(_ g: Tensor, _ idx: UnsafePointer<Int64>, count: Int, numWeights: Int,
+                                     paddingIdx: Int, scaleByFreq: Bool) -> Tensor {
+    let d = g.shape[1]
+    let out = torch.zeros([numWeights, d], dtype: g.dtype)
+    var freq: [Int] = []
+    if scaleByFreq {
+        freq = [Int](repeating: 0, count: numWeights)
+        for i in 0..<count { freq[Int(idx[i])] += 1 }
+    }
+    func run<T: FloatElement>(_: T.Type) {
+        let gp = UnsafePointer(g.pointer(T.self)), op = out.pointer(T.self)
+        freq.withUnsafeBufferPointer { f in
+            let body = { (lo: Int, hi: Int) in
+                for i in 0..<count {
+                    let k = Int(idx[i])
+                    if k == paddingIdx || k < lo || k >= hi { continue }
+                    let src = gp + i * d, dst = op + k * d
+                    if scaleByFreq {
+                        let s = T(1 / Double(f[k]))
+                        for j in 0..<d { dst[j] += s * src[j] }
+                    } else {
+                        for j in 0..<d { dst[j] += src[j] }
+                    }
+                }
+            }
+            if count * d > elementwiseGrain { parallelFor(numWeights, grain: 1, body) } else { body(0, numWeights) }
+        }
+    }
+    switch g.dtype {
+    case .float32: run(Float.self)
+    case .float64: run(Double.self)
+    default:
+        let r = embeddingBackwardKernel(g.to(.float32), idx, count: count, numWeights: numWeights,
+                                        paddingIdx: paddingIdx, scaleByFreq: scaleByFreq)
+        return r.to(g.dtype)
+    }
+    return out
+}
+
+/// Scales, in place, every row of `weight` referenced by `indices` whose `normType`-norm
+/// exceeds `maxNorm` to norm `maxNorm` (PyTorch's `embedding_renorm_`, without autograd).
+private func embeddingRenorm(_ weight: Tensor, _ idx: Tensor, maxNorm: Double, normType: Double) {
+    let p = idx.pointer(Int64.self)
+    let rows = Set((0..<idx.numel).map { Int(p[$0]) }).sorted()
+    let v = weight.shape[0]
+    for k in rows {
+        precondition(k >= 0 && k < v, embeddingIndexErrorMessage)
+        let row = weight.select(0, k)
+        let values = row.toArray(as: Double.self)
+        let norm: Double
+        switch normType {
+        case .infinity: norm = values.map { Swift.abs($0) }.max() ?? 0
+        case 0: norm = Double(values.filter { $0 != 0 }.count)
+        case 1: norm = values.reduce(0) { $0 + Swift.abs($1) }
+        case 2: norm = values.reduce(0) { $0 + $1 * $1 }.squareRoot()
+        default: norm = Double.pow(values.reduce(0) { $0 + Double.pow(Swift.abs($1), normType) }, 1 / normType)
+        }
+        if norm > maxNorm {
+            let scaled = row.detach() * (maxNorm / (norm + 1e-7))
+            copyKernel(from: scaled, into: row)
+        }
+    }
+    if !rows.isEmpty { weight.storage.bumpVersion() }
+}
+
+extension nn.functional {
+    /// Rows of `weight` (`[numEmbeddings, embeddingDim]`) selected by the integer `input`
+    /// (any shape, int64 or int32): the result has shape `input.shape + [embeddingDim]`
+    /// (PyTorch's `F.embedding`).
+    ///
+    /// - Parameters:
+    ///   - paddingIdx: this row gets no gradient (negative counts from the end).
+    ///   - maxNorm: referenced rows whose `normType`-norm exceeds it are first rescaled in place.
+    ///   - scaleGradByFreq: divide each row's gradient by how often it occurs in `input`.
+    ///
+    /// ```swift
+    /// let w = torch.randn(10, 3, requiresGrad: true)
+    /// let e = F.embedding(torch.tensor([[1, 2, 4, 5], [4, 3, 2, 9]]), w)   // [2, 4, 3]
+    /// ```
+    public static func embedding(_ input: Tensor, _ weight: Tensor, paddingIdx: Int? = nil, maxNorm: Double? = nil,
+                                 normType: Double = 2, scaleGradByFreq: Bool = false) -> Tensor {
+        precondition(weight.dim == 2, "'weight' must be 2-D")
+        let v = weight.shape[0], d = weight.shape[1]
+        var pad = -1
+        if let paddingIdx {
+            precondition(paddingIdx < v && paddingIdx >= -v, "Padding_idx must be within num_embeddings")
+            pad = paddingIdx < 0 ? v + paddingIdx : paddingIdx
+        }
+        let idx = embeddingIndices(input)
+        if let maxNorm { torch.noGrad { embeddingRenorm(weight, idx, maxNorm: maxNorm, normType: normType) } }
+        let table = weight.isContiguous ? weight : weight.contiguousCopy()
+        let count = idx.numel
+        let out = Tensor(uninitializedShape: input.shape + [d], dtype: weight.dtype)
+        embeddingGather(table, UnsafePointer(idx.pointer(Int64.self)), count: count, into: out)
+        if weight.needsGrad {
+            record("EmbeddingBackward0", out, inputs: [weight]) { _, g in
+                [embeddingBackward(g, idx, numWeights: v, paddingIdx: pad, scaleGradByFreq: scaleGradByFreq)]
+            }
+        }
+        return out
+    }
+
+    /// The gradient of `embedding` w.r.t. its table (PyTorch's `embedding_backward`).
+    static func embeddingBackward(_ g: Tensor, _ idx: Tensor, numWeights: Int, paddingIdx: Int,
+                                  scaleGradByFreq: Bool) -> Tensor {
+        let count = idx.numel, d = g.shape.last ?? 0
+        let p = UnsafePointer(idx.pointer(Int64.self))
+        if GradMode.isEnabled {
+            // Differentiable form (create_graph): scatter-add of masked, scaled rows.
+            var rowScale = [Double](repeating: 1, count: count)
+            var freq = [Int: Int]()
+            if scaleGradByFreq { for i in 0..<count { freq[Int(p[i]), default: 0] += 1 } }
+            for i in 0..<count {
+                let k = Int(p[i])
+                rowScale[i] = k == paddingIdx ? 0 : (scaleGradByFreq ? 1 / Double(freq[k]!) : 1)
+            }
+            let scale = Tensor(rowScale, shape: [count, 1]).to(g.dtype)
+            let rows = g.reshape(count, d) * scale
+            let target = idx.reshape(count, 1).expand(count, d)
+            return torch.zeros([numWeights, d], dtype: g.dtype).scatterAdd(0, target, rows)
+        }
+        let gc = g.reshape(count, d)
+        return embeddingBackwardKernel(gc.isContiguous ? gc : gc.contiguousCopy(), p, count: count,
+                                       numWeights: numWeights, paddingIdx: paddingIdx, scaleByFreq: scaleGradByFreq)
+    }
+}
+
+extension nn {
+    /// A lookup table of `numEmbeddings` vectors of size `embeddingDim` (PyTorch's
+    /// `nn.Embedding`): the weight is drawn from N(0, 1) with the default generator, and the
+    /// `paddingIdx` row (if any) is zero and gets no gradient.
+    ///
+    /// ```swift
+    /// let emb = nn.Embedding(10, 3, paddingIdx: 0)
+    /// print(emb)                                              // Embedding(10, 3, padding_idx=0)
+    /// let y = emb(torch.tensor([[0, 2, 0, 5]]))               // [1, 4, 3]
+    /// let pre = nn.Embedding.fromPretrained(torch.randn(5, 4))  // frozen: weight.requiresGrad == false
+    /// ```
+    public final class Embedding: Module {
+        public let numEmbeddings: Int
+        public let embeddingDim: Int
+        /// The row that gets no gradient (stored non-negative), or nil.
+        public let paddingIdx: Int?
+        /// Rows referenced in a forward pass are rescaled to at most this norm, when set.
+        public let maxNorm: Double?
+        /// The p of the p-norm used with `maxNorm`.
+        public let normType: Double
+        /// Divide gradients by the indices' frequency in the batch.
+        public let scaleGradByFreq: Bool
+        /// `[numEmbeddings, embeddingDim]`.
+        public var weight: Parameter
+
+        /// - Parameters:
+        ///   - numEmbeddings: size of the table.
+        ///   - embeddingDim: size of each vector.
+        ///   - paddingIdx: a row kept at zero that gets no gradient (negative counts from the end).
+        ///   - maxNorm: renormalise referenced rows to at most this `normType`-norm.
+        ///   - scaleGradByFreq: scale gradients by the inverse frequency of the indices in a batch.
+        public convenience init(_ numEmbeddings: Int, _ embeddingDim: Int, paddingIdx: Int? = nil, maxNorm: Double? = nil,
+                                normType: Double = 2, scaleGradByFreq: Bool = false, dtype: DType? = nil) {
+            self.init(numEmbeddings, embeddingDim, paddingIdx: paddingIdx, maxNorm: maxNorm, normType: normType,
+                      scaleGradByFreq: scaleGradByFreq, weight: nil, freeze: false, dtype: dtype)
+        }
+
+        init(_ numEmbeddings: Int, _ embeddingDim: Int, paddingIdx: Int?, maxNorm: Double?, normType: Double,
+             scaleGradByFreq: Bool, weight: Tensor?, freeze: Bool, dtype: DType?) {
+            if let paddingIdx {
+                precondition(paddingIdx < numEmbeddings && paddingIdx >= -numEmbeddings, "Padding_idx must be within num_embeddings")
+            }
+            self.numEmbeddings = numEmbeddings
+            self.embeddingDim = embeddingDim
+            self.paddingIdx = paddingIdx.map { $0 < 0 ? $0 + numEmbeddings : $0 }
+            self.maxNorm = maxNorm
+            self.normType = normType
+            self.scaleGradByFreq = scaleGradByFreq
+            if let weight {
+                precondition(weight.shape == [numEmbeddings, embeddingDim], "Shape of weight does not match num_embeddings and embedding_dim")
+                self.weight = Parameter(weight.detach(), requiresGrad: !freeze)
+            } else {
+                self.weight = Parameter(torch.empty(numEmbeddings, embeddingDim, dtype: dtype))
+            }
+            super.init()
+            if weight == nil { resetParameters() }
+        }
+
+        /// An embedding whose table is `embeddings` (`[numEmbeddings, embeddingDim]`, storage
+        /// shared); frozen (no gradient) unless `freeze: false`.
+        public static func fromPretrained(_ embeddings: Tensor, freeze: Bool = true, paddingIdx: Int? = nil,
+                                          maxNorm: Double? = nil, normType: Double = 2,
+                                          scaleGradByFreq: Bool = false) -> Embedding {
+            precondition(embeddings.dim == 2, "Embeddings parameter is expected to be 2-dimensional")
+            return Embedding(embeddings.shape[0], embeddings.shape[1], paddingIdx: paddingIdx, maxNorm: maxNorm,
+                             normType: normType, scaleGradByFreq: scaleGradByFreq, weight: embeddings,
+                             freeze: freeze, dtype: nil)
+        }
+
+        /// Redraws the weight from N(0, 1) and zeroes the padding row.
+        public func resetParameters() {
+            nn.`init`.normal_(weight)
+            if let paddingIdx { torch.noGrad { _ = weight.select(0, paddingIdx).fill_(0) } }
+        }
+
+        public override func forward(_ x: Tensor) -> Tensor {
+            F.embedding(x, weight, paddingIdx: paddingIdx, maxNorm: maxNorm, normType: normType,
+                        scaleGradByFreq: scaleGradByFreq)
+        }
+
+        public override func extraRepr() -> String {
+            var s = "\(numEmbeddings), \(embeddingDim)"
+            if let paddingIdx { s += ", padding_idx=\(paddingIdx)" }
+            if let maxNorm { s += ", max_norm=\(pyFloat(maxNorm))" }
+            if normType != 2 { s += ", norm_type=\(pyFloat(normType))" }
+            if scaleGradByFreq { s += ", scale_grad_by_freq=True" }
+            return s
+        }
+    }
+}

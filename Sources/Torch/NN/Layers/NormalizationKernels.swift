@@ -1,0 +1,274 @@
+/// Fused CPU kernels for batch and layer normalisation over raw pointers of contiguous memory.
+///
+/// Batch norm sees its input as (N, C, L) — L is the product of the spatial dims (1 for a
+/// (N, C) input) — and reduces every channel over N and L. Work is split over channels when it
+/// is large. The arithmetic follows PyTorch's CPU kernels: statistics accumulated in double (in
+/// the element type for the (N, C) layout, as PyTorch's channels-last path does), the saved
+/// mean and 1/√(var + eps) in the element type, and y = x · α + β with α = invstd · w,
+/// β = b − mean · α per channel.
+
+/// Channels per parallel chunk so each chunk holds about 32K elements.
+@inline(__always) private func channelGrain(_ perChannel: Int) -> Int {
+    Swift.max(1, elementwiseGrain / Swift.max(perChannel, 1))
+}
+
+/// Batch-norm forward over a contiguous (n, c, l) input. Training: writes the batch mean and
+/// invstd into `mean`/`invstd` and updates the running statistics (unbiased variance) when
+/// given. Evaluation: uses the running statistics. Then writes y = x · α + β.
+func batchNormForwardKernel<T: FloatElement>(
+    _ x: UnsafePointer<T>, _ y: UnsafeMutablePointer<T>, n: Int, c: Int, l: Int,
+    weight: UnsafePointer<T>?, bias: UnsafePointer<T>?,
+    mean: UnsafeMutablePointer<T>, invstd: UnsafeMutablePointer<T>,
+    runningMean: UnsafeMutablePointer<T>?, runningVar: UnsafeMutablePointer<T>?,
+    training: Bool, momentum: Double, eps: Double
+) {
+    let count = n * l
+    parallelFor(c, grain: channelGrain(count)) { c0, c1 in
+        let width = c1 - c0
+        if training {
+            // invstd temporarily holds the sum of squared deviations.
+            if l == 1 {
+                for j in c0..<c1 { mean[j] = 0; invstd[j] = 0 }
+                for r in 0..<n {
+                    let row = x + r * c
+                    for j in c0..<c1 { mean[j] += row[j] }
+                }
+                for j in c0..<c1 { mean[j] = T(Double(mean[j]) / Double(count)) }
+                for r in 0..<n {
+                    let row = x + r * c
+                    for j in c0..<c1 {
+                        let d = row[j] - mean[j]
+                        invstd[j] += d * d
+                    }
+                }
+            } else {
+                for j in c0..<c1 {
+                    var s = 0.0
+                    for r in 0..<n {
+                        let p = x + (r * c + j) * l
+                        for k in 0..<l { s += Double(p[k]) }
+                    }
+                    let m = T(s / Double(count))
+                    var v = 0.0
+                    for r in 0..<n {
+                        let p = x + (r * c + j) * l
+                        for k in 0..<l {
+                            let d = p[k] - m
+                            v += Double(d * d)
+                        }
+                    }
+                    mean[j] = m
+                    invstd[j] = T(v)
+                }
+            }
+            for j in c0..<c1 {
+                let varSum = invstd[j]
+                invstd[j] = T(1 / (Double(varSum / T(count)) + eps).squareRoot())
+                if let rm = runningMean {
+                    rm[j] = T(momentum * Double(mean[j]) + (1 - momentum) * Double(rm[j]))
+                }
+                if let rv = runningVar {
+                    let unbiased = Double(varSum / T(count - 1))
+                    rv[j] = T(momentum * unbiased + (1 - momentum) * Double(rv[j]))
+                }
+            }
+        } else {
+            let rm = runningMean!, rv = runningVar!
+            let e = T(eps)
+            for j in c0..<c1 {
+                mean[j] = rm[j]
+                invstd[j] = 1 / (rv[j] + e).squareRoot()
+            }
+        }
+        // y = x · α + β
+        let alpha = UnsafeMutablePointer<T>.allocate(capacity: 2 * width)
+        defer { alpha.deallocate() }
+        let beta = alpha + width
+        for j in 0..<width {
+            let a = invstd[c0 + j] * (weight?[c0 + j] ?? 1)
+            alpha[j] = a
+            beta[j] = (bias?[c0 + j] ?? 0) - mean[c0 + j] * a
+        }
+        if l == 1 {
+            for r in 0..<n {
+                let xi = x + r * c + c0, yo = y + r * c + c0
+                for j in 0..<width { yo[j] = xi[j] * alpha[j] + beta[j] }
+            }
+        } else {
+            for r in 0..<n {
+                for j in 0..<width {
+                    let off = (r * c + c0 + j) * l
+                    let xi = x + off, yo = y + off
+                    let a = alpha[j], b = beta[j]
+                    for k in 0..<l { yo[k] = xi[k] * a + b }
+                }
+            }
+        }
+    }
+}
+
+/// Batch-norm backward over contiguous (n, c, l) gradOutput and input, given the mean and
+/// invstd the forward used. Training: the full gradient through the batch statistics;
+/// evaluation: gradOutput · invstd · w. Writes only the outputs that are non-nil.
+func batchNormBackwardKernel<T: FloatElement>(
+    _ g: UnsafePointer<T>, _ x: UnsafePointer<T>, n: Int, c: Int, l: Int,
+    weight: UnsafePointer<T>?, mean: UnsafePointer<T>, invstd: UnsafePointer<T>, training: Bool,
+    gradInput: UnsafeMutablePointer<T>?, gradWeight: UnsafeMutablePointer<T>?, gradBias: UnsafeMutablePointer<T>?
+) {
+    let count = n * l
+    parallelFor(c, grain: channelGrain(count)) { c0, c1 in
+        let width = c1 - c0
+        // Per channel: Σ dy, Σ (x − mean) · dy, then the two coefficients of dx.
+        let buf = UnsafeMutablePointer<T>.allocate(capacity: 4 * width)
+        defer { buf.deallocate() }
+        let sum = buf, dotp = buf + width, k = buf + 2 * width, scale = buf + 3 * width
+        if l == 1 {
+            for j in 0..<width { sum[j] = 0; dotp[j] = 0 }
+            for r in 0..<n {
+                let xi = x + r * c + c0, gi = g + r * c + c0, m = mean + c0
+                for j in 0..<width {
+                    sum[j] += gi[j]
+                    dotp[j] += (xi[j] - m[j]) * gi[j]
+                }
+            }
+        } else {
+            for j in 0..<width {
+                let m = mean[c0 + j]
+                var s = 0.0, d = 0.0
+                for r in 0..<n {
+                    let off = (r * c + c0 + j) * l
+                    let xi = x + off, gi = g + off
+                    for q in 0..<l {
+                        s += Double(gi[q])
+                        d += Double((xi[q] - m) * gi[q])
+                    }
+                }
+                sum[j] = T(s)
+                dotp[j] = T(d)
+            }
+        }
+        for j in 0..<width {
+            let istd = invstd[c0 + j]
+            gradWeight?[c0 + j] = dotp[j] * istd
+            gradBias?[c0 + j] = sum[j]
+            scale[j] = istd * (weight?[c0 + j] ?? 1)
+            k[j] = dotp[j] * istd * istd / T(count)
+            sum[j] = sum[j] / T(count)          // now the mean gradient
+        }
+        guard let dx = gradInput else { return }
+        if l == 1 {
+            for r in 0..<n {
+                let xi = x + r * c + c0, gi = g + r * c + c0, o = dx + r * c + c0, m = mean + c0
+                if training {
+                    for j in 0..<width { o[j] = (gi[j] - sum[j] - (xi[j] - m[j]) * k[j]) * scale[j] }
+                } else {
+                    for j in 0..<width { o[j] = gi[j] * scale[j] }
+                }
+            }
+        } else {
+            for r in 0..<n {
+                for j in 0..<width {
+                    let off = (r * c + c0 + j) * l
+                    let xi = x + off, gi = g + off, o = dx + off
+                    let m = mean[c0 + j], kk = k[j], gm = sum[j], s = scale[j]
+                    if training {
+                        for q in 0..<l { o[q] = (gi[q] - gm - (xi[q] - m) * kk) * s }
+                    } else {
+                        for q in 0..<l { o[q] = gi[q] * s }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Layer-norm forward over `m` contiguous rows of `n` elements: per row mean and 1/√(var + eps)
+/// (two passes in double), y = (x · rstd − mean · rstd) · γ + β.
+func layerNormForwardKernel<T: FloatElement>(
+    _ x: UnsafePointer<T>, _ y: UnsafeMutablePointer<T>, m: Int, n: Int,
+    gamma: UnsafePointer<T>?, beta: UnsafePointer<T>?,
+    mean: UnsafeMutablePointer<T>, rstd: UnsafeMutablePointer<T>, eps: Double
+) {
+    parallelFor(m, grain: channelGrain(n)) { r0, r1 in
+        for i in r0..<r1 {
+            let xp = x + i * n, yp = y + i * n
+            var s = 0.0
+            for j in 0..<n { s += Double(xp[j]) }
+            let mu = s / Double(n)
+            var v = 0.0
+            for j in 0..<n {
+                let d = Double(xp[j]) - mu
+                v += d * d
+            }
+            let muT = T(mu), rT = T(1 / (Swift.max(v / Double(n), 0) + eps).squareRoot())
+            let b = -rT * muT
+            if let gamma, let beta {
+                for j in 0..<n { yp[j] = (xp[j] * rT + b) * gamma[j] + beta[j] }
+            } else if let gamma {
+                for j in 0..<n { yp[j] = (xp[j] * rT + b) * gamma[j] }
+            } else {
+                for j in 0..<n { yp[j] = xp[j] * rT + b }
+            }
+            mean[i] = muT
+            rstd[i] = rT
+        }
+    }
+}
+
+/// Layer-norm backward over `m` rows of `n`: dx (rows in parallel) with PyTorch's three
+/// coefficients, and dγ = Σ dy · x̂, dβ = Σ dy over rows.
+func layerNormBackwardKernel<T: FloatElement>(
+    _ g: UnsafePointer<T>, _ x: UnsafePointer<T>, m: Int, n: Int, gamma: UnsafePointer<T>?,
+    mean: UnsafePointer<T>, rstd: UnsafePointer<T>,
+    gradInput: UnsafeMutablePointer<T>?, gradWeight: UnsafeMutablePointer<T>?, gradBias: UnsafeMutablePointer<T>?
+) {
+    if let dx = gradInput {
+        let invN = 1 / Double(n)
+        parallelFor(m, grain: channelGrain(n)) { r0, r1 in
+            for i in r0..<r1 {
+                let xp = x + i * n, gp = g + i * n, o = dx + i * n
+                var ds = 0.0, db = 0.0
+                if let gamma {
+                    for j in 0..<n {
+                        let dyg = Double(gp[j] * gamma[j])
+                        ds += dyg * Double(xp[j])
+                        db += dyg
+                    }
+                } else {
+                    for j in 0..<n {
+                        ds += Double(gp[j]) * Double(xp[j])
+                        db += Double(gp[j])
+                    }
+                }
+                let a = Double(rstd[i]), mu = Double(mean[i])
+                let b = (db * mu - ds) * a * a * a * invN
+                let cc = -b * mu - db * a * invN
+                let aT = T(a), bT = T(b), cT = T(cc)
+                if let gamma {
+                    for j in 0..<n { o[j] = aT * gp[j] * gamma[j] + bT * xp[j] + cT }
+                } else {
+                    for j in 0..<n { o[j] = aT * gp[j] + bT * xp[j] + cT }
+                }
+            }
+        }
+    }
+    if gradWeight == nil && gradBias == nil { return }
+    // Column sums: each chunk of columns walks all rows.
+    parallelFor(n, grain: channelGrain(m)) { j0, j1 in
+        let w = j1 - j0
+        if let gw = gradWeight { for j in j0..<j1 { gw[j] = 0 } }
+        if let gb = gradBias { for j in j0..<j1 { gb[j] = 0 } }
+        for i in 0..<m {
+            let xp = x + i * n + j0, gp = g + i * n + j0
+            let mu = mean[i], rs = rstd[i]
+            if let gw = gradWeight {
+                let o = gw + j0
+                for j in 0..<w { o[j] += gp[j] * ((xp[j] - mu) * rs) }
+            }
+            if let gb = gradBias {
+                let o = gb + j0
+                for j in 0..<w { o[j] += gp[j] }
+            }
+        }
+    }
+}
