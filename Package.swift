@@ -1,32 +1,43 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
+let swift5: [SwiftSetting] = [.swiftLanguageMode(.v5)]
+
+/// The tutorials' programs, each runnable with `swift run -c release <name>`.
+let examples: [(name: String, folder: String, vision: Bool)] = [
+    ("add-two-numbers", "AddTwoNumbers", false),
+    ("two-layer-net", "TwoLayerNet", false),
+    ("optimizer-comparison", "OptimizerComparison", false),
+    ("fashion-mnist-mlp", "FashionMNISTMLP", true),
+    ("convert-checkpoint", "ConvertCheckpoint", false),
+]
+
 let package = Package(
     name: "SwiftTorch",
     products: [
         .library(name: "Torch", targets: ["Torch"]),
+        .library(name: "TorchVision", targets: ["TorchVision"]),
+        .executable(name: "swifttorch", targets: ["SwiftTorchCLI"]),
         .executable(name: "Benchmarks", targets: ["Benchmarks"]),
+    ] + examples.map { .executable(name: $0.name, targets: [$0.name]) },
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     ],
     targets: [
-        .target(
-            name: "CTorchKernels"
-        ),
-        .target(
-            name: "Torch",
-            dependencies: ["CTorchKernels"],
-            swiftSettings: [.swiftLanguageMode(.v5)]
-        ),
+        .target(name: "CTorchKernels"),
+        .target(name: "Torch", dependencies: ["CTorchKernels"], swiftSettings: swift5),
+        .target(name: "TorchVision", dependencies: ["Torch"], swiftSettings: swift5),
         .executableTarget(
-            name: "Benchmarks",
-            dependencies: ["Torch"],
-            path: "Benchmarks",
-            exclude: ["bench_pytorch.py"],
-            swiftSettings: [.swiftLanguageMode(.v5)]
+            name: "SwiftTorchCLI",
+            dependencies: ["Torch", "TorchVision", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            resources: [.copy("Resources/digits-images-idx3-ubyte"), .copy("Resources/digits-labels-idx1-ubyte")],
+            swiftSettings: swift5
         ),
-        .testTarget(
-            name: "TorchTests",
-            dependencies: ["Torch"],
-            swiftSettings: [.swiftLanguageMode(.v5)]
-        ),
-    ]
+        .executableTarget(name: "Benchmarks", dependencies: ["Torch"], path: "Benchmarks", swiftSettings: swift5),
+        .testTarget(name: "TorchTests", dependencies: ["Torch"], swiftSettings: swift5),
+        .testTarget(name: "TorchVisionTests", dependencies: ["TorchVision", "Torch"], swiftSettings: swift5),
+    ] + examples.map {
+        .executableTarget(name: $0.name, dependencies: $0.vision ? ["Torch", "TorchVision"] : ["Torch"],
+                          path: "Examples/\($0.folder)", swiftSettings: swift5)
+    }
 )

@@ -1,2 +1,75 @@
+// SwiftTorch benchmarks: one JSON line per (case, thread count) on stdout; progress and notes on stderr.
+//
+//   swift run -c release Benchmarks [--filter NAME[,NAME...]] [--threads N[,N...]] [--quick] [--list]
+//
+// Compare with PyTorch: scripts/compare (runs this and scripts/bench_pytorch.py, each in its own process).
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CTorchKernels
 import Torch
-print("benchmarks: placeholder")
+
+func usage() -> Never {
+    let text = """
+    usage: Benchmarks [--filter NAME[,NAME...]] [--threads N[,N...]] [--quick] [--list]
+      --filter   run cases whose name contains any of the given substrings
+      --threads  run every selected case at these thread counts (default: each case's own list)
+      --quick    shorter warm-up and repetitions (rough figures)
+      --list     print the case names and exit
+
+    """
+    fputs(text, stderr)
+    exit(2)
+}
+
+var settings = BenchSettings()
+var filters: [String] = []
+var threadOverride: [Int]? = nil
+var listOnly = false
+
+var args = CommandLine.arguments.dropFirst()
+while let a = args.popFirst() {
+    switch a {
+    case "--quick": settings.quick = true
+    case "--list": listOnly = true
+    case "--filter":
+        guard let v = args.popFirst() else { usage() }
+        filters += v.split(separator: ",").map(String.init)
+    case "--threads":
+        guard let v = args.popFirst() else { usage() }
+        let ns = v.split(separator: ",").map { Int($0) }
+        guard !ns.isEmpty, ns.allSatisfy({ ($0 ?? 0) > 0 }) else { usage() }
+        threadOverride = ns.map { $0! }
+    case "-h", "--help": usage()
+    default:
+        if a.hasPrefix("--filter=") { filters += a.dropFirst(9).split(separator: ",").map(String.init) }
+        else if a.hasPrefix("--threads="), let n = Int(a.dropFirst(10)), n > 0 { threadOverride = [n] }
+        else { fputs("unknown argument \(a)\n", stderr); usage() }
+    }
+}
+
+registerAllCases()
+let selected = registry.filter { c in filters.isEmpty || filters.contains { c.name.contains($0) } }
+if listOnly {
+    for c in registry { print("\(c.name)\tthreads \(c.threads.map(String.init).joined(separator: ","))\t\(c.summary)") }
+    exit(0)
+}
+if selected.isEmpty {
+    fputs("no case matches \(filters); try --list\n", stderr)
+    exit(1)
+}
+
+fputs("# SwiftTorch benchmarks: isa=\(String(cString: ct_isa_name())) default_threads=\(torch.getNumThreads())"
+      + (settings.quick ? " (quick)" : "") + "\n", stderr)
+setvbuf(stdout, nil, _IOLBF, 0)
+for c in selected {
+    for n in threadOverride ?? c.threads {
+        torch.setNumThreads(n)
+        torch.manualSeed(0)
+        let r = c.run(settings)
+        sink = nil
+        print(r.jsonLine(caseName: c.name, threads: n))
+    }
+}

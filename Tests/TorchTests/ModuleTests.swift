@@ -171,6 +171,33 @@ final class ModuleTests: XCTestCase {
         XCTAssertEqual(m.stateDict().keys, ["ps.0", "ps.1", "a.weight", "a.bias", "c.weight", "c.bias"])
     }
 
+    func testReassignedWeakUnownedAndExistentialProperties() {
+        final class Swappable: nn.Module {
+            var fc = nn.Linear(2, 2)
+            var head: nn.Linear? = nil
+            weak var parent: nn.Module?
+            unowned let owner: nn.Module
+            init(owner: nn.Module) { self.owner = owner; super.init() }
+        }
+        let owner = nn.Identity()
+        let m = Swappable(owner: owner)
+        XCTAssertEqual(m.namedChildren().map { $0.0 }, ["fc", "owner"])
+        m.parent = owner                               // a weak reference is never registered
+        m.head = nn.Linear(2, 1)
+        m.fc = nn.Linear(2, 3)                         // reassignment (e.g. fine-tuning) is seen
+        XCTAssertEqual(m.namedChildren().map { $0.0 }, ["fc", "head", "owner"])
+        XCTAssertEqual(m.getParameter("fc.weight").shape, [3, 2])
+        XCTAssertEqual(m.parameters().count, 4)
+        XCTAssertTrue(m.getSubmodule("owner") === owner)
+
+        final class WithExistential: nn.Module {
+            let act: Any = nn.ReLU()
+            let fc = nn.Linear(1, 1)
+            let note: any CustomStringConvertible = "not a module"
+        }
+        XCTAssertEqual(WithExistential().namedChildren().map { $0.0 }, ["act", "fc"])
+    }
+
     func testSubclassOfSubclassListsBaseMembersFirst() {
         class Base: nn.Module { let first = nn.Linear(1, 1) }
         final class Derived: Base { let second = nn.Linear(1, 1) }

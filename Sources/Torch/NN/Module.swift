@@ -123,8 +123,82 @@ extension nn {
         // MARK: Reflection
 
         /// Parameters and child modules declared as stored properties, in declaration order
-        /// (base-class properties first).
-        final func reflectedMembers() -> (params: [(String, Parameter)], modules: [(String, Module)], names: Set<String>) {
+        /// (base-class properties first). See `ModuleReflection` for how fields are read.
+        final func reflectedMembers(parameters wantParams: Bool = true, modules wantModules: Bool = true)
+            -> (params: [(String, Parameter)], modules: [(String, Module)], names: [String]) {
+            let layout = ModuleReflection.layout(for: type(of: self))
+            if layout.usesMirror { return mirrorMembers() }
+            var params: [(String, Parameter)] = []
+            var modules: [(String, Module)] = []
+            var names: [String] = []
+            let base = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
+            var i = 0
+            while i < layout.fields.count {
+                let f = layout.fields[i]
+                let p = base + f.offset
+                switch f.kind {
+                case .module:
+                    if wantModules { modules.append((f.name, p.load(as: Module.self))) }
+                    names.append(f.name)
+                case .tensor:
+                    if let t = p.load(as: Tensor.self) as? Parameter {
+                        if wantParams { params.append((f.name, t)) }
+                        names.append(f.name)
+                    }
+                case .optionalModule(let loader):
+                    let bits = p.load(as: UInt.self)
+                    if bits == 0 { break }
+                    if !f.verified {
+                        ModuleReflection.verify(layout, i, of: self, rawBits: bits)
+                        continue   // re-read the field's (possibly updated) kind
+                    }
+                    if let m = loader.loadModule(p) {
+                        if wantModules { modules.append((f.name, m)) }
+                        names.append(f.name)
+                    }
+                case .optionalTensor(let loader):
+                    let bits = p.load(as: UInt.self)
+                    if bits == 0 { break }
+                    if !f.verified {
+                        ModuleReflection.verify(layout, i, of: self, rawBits: bits)
+                        continue
+                    }
+                    if let t = loader.loadTensor(p) as? Parameter {
+                        if wantParams { params.append((f.name, t)) }
+                        names.append(f.name)
+                    }
+                case .moduleArray(let loader):
+                    if wantModules { modules.append((f.name, arrayContainer(f.name, loader.loadModules(p)))) }
+                    names.append(f.name)
+                case .tensorArray(let loader):
+                    if wantParams {
+                        for (j, t) in loader.loadTensors(p).enumerated() {
+                            if let param = t as? Parameter { params.append(("\(f.name).\(j)", param)) }
+                        }
+                    }
+                    names.append(f.name)
+                case .ignored:
+                    break
+                }
+                i += 1
+            }
+            return (params, modules, names)
+        }
+
+        /// The stable ModuleList standing for the array property `name`, holding `elements`.
+        private final func arrayContainer(_ name: String, _ elements: [Module]) -> ModuleList {
+            let list: ModuleList
+            if let l = arrayContainers[name] { list = l } else {
+                list = ModuleList()
+                list.training = training
+                arrayContainers[name] = list
+            }
+            list.setModules(elements)
+            return list
+        }
+
+        /// The Mirror-based discovery, for classes with existential-typed properties.
+        private final func mirrorMembers() -> (params: [(String, Parameter)], modules: [(String, Module)], names: [String]) {
             var mirrors: [Mirror] = []
             var m: Mirror? = Mirror(reflecting: self)
             while let cur = m, ObjectIdentifier(cur.subjectType) != ObjectIdentifier(Module.self) {
@@ -133,28 +207,23 @@ extension nn {
             }
             var params: [(String, Parameter)] = []
             var modules: [(String, Module)] = []
-            var names = Set<String>()
+            var names: [String] = []
             for mirror in mirrors.reversed() {
                 for child in mirror.children {
                     guard var name = child.label else { continue }
                     if name.hasPrefix(lazyStoragePrefix) { name.removeFirst(lazyStoragePrefix.count) }
                     let value = child.value
                     if let mod = value as? Module {
-                        modules.append((name, mod)); names.insert(name)
+                        modules.append((name, mod)); names.append(name)
                     } else if let p = value as? Parameter {
-                        params.append((name, p)); names.insert(name)
-                    } else if let arr = value as? ModuleArrayProperty {
-                        let list: ModuleList
-                        if let l = arrayContainers[name] { list = l } else {
-                            list = ModuleList()
-                            list.training = training
-                            arrayContainers[name] = list
+                        params.append((name, p)); names.append(name)
+                    } else if type(of: value) is ModuleArrayField.Type, let arr = value as? [Module] {
+                        modules.append((name, arrayContainer(name, arr))); names.append(name)
+                    } else if type(of: value) is TensorArrayField.Type, let arr = value as? [Tensor] {
+                        for (i, t) in arr.enumerated() {
+                            if let p = t as? Parameter { params.append(("\(name).\(i)", p)) }
                         }
-                        list.setModules(arr.moduleElements)
-                        modules.append((name, list)); names.insert(name)
-                    } else if let arr = value as? ParameterArrayProperty {
-                        for (i, p) in arr.parameterElements.enumerated() { params.append(("\(name).\(i)", p)) }
-                        names.insert(name)
+                        names.append(name)
                     }
                 }
             }
@@ -163,13 +232,13 @@ extension nn {
 
         /// This module's own parameters (reflected, then registered).
         final func localParameters() -> [(String, Parameter)] {
-            let r = reflectedMembers().params
+            let r = reflectedMembers(modules: false).params
             return registeredParameters.isEmpty ? r : r + registeredParameters.items.map { ($0.key, $0.value) }
         }
 
         /// This module's direct children (reflected, then registered), duplicates included.
         final func localChildren() -> [(String, Module)] {
-            let r = reflectedMembers().modules
+            let r = reflectedMembers(parameters: false).modules
             return registeredModules.isEmpty ? r : r + registeredModules.items.map { ($0.key, $0.value) }
         }
 
@@ -182,7 +251,13 @@ extension nn {
 
         /// Parameters of this module and (when `recurse`) its descendants, each once.
         public final func parameters(recurse: Bool = true) -> [Parameter] {
-            namedParameters(recurse: recurse).map { $0.1 }
+            var seen = Set<ObjectIdentifier>()
+            var out: [Parameter] = []
+            let mods = recurse ? modules() : [self]
+            for m in mods {
+                for (_, p) in m.localParameters() where seen.insert(ObjectIdentifier(p)).inserted { out.append(p) }
+            }
+            return out
         }
 
         /// (qualified name, parameter) pairs, e.g. `("layer1.0.weight", w)`, each parameter once.
@@ -230,7 +305,17 @@ extension nn {
         }
 
         /// This module and all its descendants, depth first, each once.
-        public final func modules() -> [Module] { namedModules().map { $0.1 } }
+        public final func modules() -> [Module] {
+            var seen = Set<ObjectIdentifier>()
+            var out: [Module] = []
+            func visit(_ m: Module) {
+                guard seen.insert(ObjectIdentifier(m)).inserted else { return }
+                out.append(m)
+                for (_, c) in m.localChildren() { visit(c) }
+            }
+            visit(self)
+            return out
+        }
 
         /// (qualified name, module) pairs of this module (named `prefix`, "" by default) and all
         /// its descendants, depth first, each once.
@@ -542,9 +627,6 @@ public struct StateDictLoadError: Error, CustomStringConvertible {
     }
 }
 
-/// Swift's prefix on the backing storage of `lazy var`s in Mirror labels.
-private let lazyStoragePrefix = "$__lazy_storage_$_"
-
 @inline(__always) private func joinName(_ prefix: String, _ name: String) -> String {
     prefix.isEmpty ? name : prefix + "." + name
 }
@@ -580,22 +662,6 @@ func addIndent(_ s: String, _ spaces: Int, indentBlank: Bool = false) -> String 
         (indentBlank || !line.allSatisfy { $0 == " " || $0 == "\t" }) ? pad + line : ""
     }
     return ([String(lines[0])] + rest).joined(separator: "\n")
-}
-
-/// Arrays of modules stored as properties (exposed like an `nn.ModuleList`).
-protocol ModuleArrayProperty {
-    var moduleElements: [nn.Module] { get }
-}
-extension Array: ModuleArrayProperty where Element: nn.Module {
-    var moduleElements: [nn.Module] { self }
-}
-
-/// Arrays of parameters stored as properties (named `prop.0`, `prop.1`, ...).
-protocol ParameterArrayProperty {
-    var parameterElements: [nn.Parameter] { get }
-}
-extension Array: ParameterArrayProperty where Element: nn.Parameter {
-    var parameterElements: [nn.Parameter] { self }
 }
 
 extension Tensor {

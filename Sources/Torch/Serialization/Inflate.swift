@@ -383,7 +383,30 @@ struct InflateDecoder {
         guard okDist else { throw corrupt("invalid distance code set") }
     }
 
+    /// Takes `n` bits that are known to be buffered.
+    @inline(__always)
+    mutating func takeBits(_ n: Int) -> Int {
+        let v = Int(truncatingIfNeeded: bitBuf) & ((1 << n) - 1)
+        bitBuf >>= UInt64(n)
+        bitCount -= n
+        return v
+    }
+
     mutating func codesBlock() throws {
+        // Raw pointers to the base/extra tables: no global-access or bounds checks in the loop.
+        try lengthBase.withUnsafeBufferPointer { lBase in
+            try lengthExtra.withUnsafeBufferPointer { lExtra in
+                try distBase.withUnsafeBufferPointer { dBase in
+                    try distExtra.withUnsafeBufferPointer { dExtra in
+                        try codesLoop(lBase, lExtra, dBase, dExtra)
+                    }
+                }
+            }
+        }
+    }
+
+    mutating func codesLoop(_ lBase: UnsafeBufferPointer<UInt16>, _ lExtra: UnsafeBufferPointer<UInt8>,
+                            _ dBase: UnsafeBufferPointer<UInt16>, _ dExtra: UnsafeBufferPointer<UInt8>) throws {
         while true {
             let sym = try decode(lit)
             if sym < 256 {
@@ -395,17 +418,27 @@ struct InflateDecoder {
             if sym == 256 { return }
             let li = sym - 257
             guard li < 29 else { throw corrupt("invalid literal/length symbol \(sym)") }
-            let length = Int(lengthBase[li]) + (try bits(Int(lengthExtra[li])))
+            let le = Int(lExtra[li])
+            if bitCount < le {
+                refill()
+                if bitCount < le { throw truncated() }
+            }
+            let length = Int(lBase[li]) + takeBits(le)
             let ds = try decode(dist)
             guard ds < 30 else { throw corrupt("invalid distance symbol \(ds)") }
-            let distance = Int(distBase[ds]) + (try bits(Int(distExtra[ds])))
+            let de = Int(dExtra[ds])
+            if bitCount < de {
+                refill()
+                if bitCount < de { throw truncated() }
+            }
+            let distance = Int(dBase[ds]) + takeBits(de)
             guard distance <= out else {
                 throw corrupt("distance \(distance) reaches before the start of the output (\(out) bytes written)")
             }
             guard length <= dstCap - out else { throw overflow() }
             let from = dst + (out - distance)
             let to = dst + out
-            if distance >= length {
+            if distance >= length && length > 32 {
                 to.update(from: from, count: length)
             } else {
                 for i in 0..<length { to[i] = from[i] }

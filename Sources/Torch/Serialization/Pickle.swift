@@ -293,6 +293,8 @@ enum PickleBigInt {
 
     /// Parses an optionally signed decimal integer of at most 4300 digits (CPython's default limit).
     static func parseDecimal(_ text: Substring) -> PickleValue? {
+        // Fast path: plain ASCII digits with an optional sign that fit in Int64.
+        if let v = Int64(text) { return .int(v) }
         var s = text.trimmingCharacters(in: .whitespaces)[...]
         var negative = false
         if s.first == "-" { negative = true; s = s.dropFirst() } else if s.first == "+" { s = s.dropFirst() }
@@ -328,12 +330,19 @@ enum PickleBigInt {
         return out
     }
 
-    /// Decimal text of a two's-complement byte string.
+    /// Decimal text of a two's-complement byte string (hexadecimal beyond 1024 bytes, where the
+    /// quadratic decimal conversion would get slow; Python itself refuses above 4300 digits).
     static func decimalString(_ bytes: [UInt8]) -> String {
         if bytes.isEmpty { return "0" }
         let negative = bytes[bytes.count - 1] & 0x80 != 0
         var mag = negative ? negate(bytes + [0xFF]) : bytes
         while mag.count > 1 && mag[mag.count - 1] == 0 { mag.removeLast() }
+        if mag.count > 1024 {
+            var hex = negative ? "-0x" : "0x"
+            hex += String(mag[mag.count - 1], radix: 16)
+            for b in mag.dropLast().reversed() { hex += serHex8(b).lowercased() }
+            return hex
+        }
         var limbs: [UInt32] = []
         var i = 0
         while i < mag.count {
@@ -395,14 +404,17 @@ public struct Unpickler {
         public var maxValueNodes: Int
         /// Maximum nesting depth of the resulting value.
         public var maxDepth: Int
+        /// Maximum number of entries on the VM's value stack, and separately on its MARK stack.
+        public var maxStackDepth: Int
 
         /// Creates limits. The defaults admit state dicts with hundreds of thousands of tensors.
         public init(maxMemoEntries: Int = 1 << 22, maxObjects: Int = 8_000_000,
-                    maxValueNodes: Int = 32_000_000, maxDepth: Int = 512) {
+                    maxValueNodes: Int = 32_000_000, maxDepth: Int = 512, maxStackDepth: Int = 1 << 22) {
             self.maxMemoEntries = maxMemoEntries
             self.maxObjects = maxObjects
             self.maxValueNodes = maxValueNodes
             self.maxDepth = maxDepth
+            self.maxStackDepth = maxStackDepth
         }
     }
 
@@ -513,6 +525,7 @@ public struct Unpickler {
             throw SerializationError.truncated(what: "pickle opcode", offset: offset, needed: 1, available: 0)
         }
         var vm = PickleMachine(p: base.assumingMemoryBound(to: UInt8.self), end: buffer.count, pos: offset, config: self)
+        vm.nodes.reserveCapacity(min(buffer.count - offset, limits.maxObjects, 1 << 16))
         let root = try vm.run()
         var m = PickleMaterializer(vm: vm, limits: limits)
         let value = try m.materialize(root, depth: 0)
@@ -560,9 +573,10 @@ private struct PickleMachine {
 
     // MARK: input
 
-    mutating func need(_ n: Int, _ what: String) throws {
+    @inline(__always)
+    func need(_ n: Int, _ what: @autoclosure () -> String) throws {
         guard n >= 0, end - pos >= n else {
-            throw SerializationError.truncated(what: "pickle \(what)", offset: pos, needed: max(n, 0), available: end - pos)
+            throw SerializationError.truncated(what: "pickle \(what())", offset: pos, needed: max(n, 0), available: end - pos)
         }
     }
 
@@ -643,9 +657,14 @@ private struct PickleMachine {
         return nodes.count - 1
     }
 
-    mutating func push(_ node: Int) { stack.append(node) }
+    mutating func push(_ node: Int) throws {
+        guard stack.count < config.limits.maxStackDepth else {
+            throw SerializationError.pickleLimitExceeded(what: "stack depth", limit: config.limits.maxStackDepth, offset: opStart)
+        }
+        stack.append(node)
+    }
 
-    mutating func pushLeaf(_ v: PickleValue) throws { push(try newNode(.leaf, v)) }
+    mutating func pushLeaf(_ v: PickleValue) throws { try push(try newNode(.leaf, v)) }
 
     var markBase: Int { marks.last ?? 0 }
 
@@ -853,6 +872,9 @@ private struct PickleMachine {
     }
 
     func parseIndex(_ b: UnsafeBufferPointer<UInt8>) throws -> Int {
+        if !b.isEmpty, b.count <= 18, b.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+            return b.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+        }
         guard let v = Int(text(b).trimmingCharacters(in: .whitespaces)), v >= 0 else {
             throw corrupt("\(opName) operand '\(text(b).prefix(40))' is not a non-negative integer")
         }
@@ -873,6 +895,9 @@ private struct PickleMachine {
             switch op {
             case 0x28:  // ( MARK
                 opName = "MARK"
+                guard marks.count < config.limits.maxStackDepth else {
+                    throw SerializationError.pickleLimitExceeded(what: "MARK stack depth", limit: config.limits.maxStackDepth, offset: opStart)
+                }
                 marks.append(stack.count)
             case 0x2E:  // . STOP
                 opName = "STOP"
@@ -885,7 +910,7 @@ private struct PickleMachine {
                 _ = try popMark()
             case 0x32:  // 2 DUP
                 opName = "DUP"
-                push(try top())
+                try push(try top())
             case 0x46:  // F FLOAT
                 opName = "FLOAT"
                 let t = text(try line()).trimmingCharacters(in: .whitespaces)
@@ -922,11 +947,11 @@ private struct PickleMachine {
                 let b = try line()
                 guard b.allSatisfy({ $0 < 0x80 }) else { throw corrupt("PERSID operand is not ASCII") }
                 let pid = try newNode(.leaf, .string(text(b)))
-                push(try newNode(.persistentID, .none, [pid]))
+                try push(try newNode(.persistentID, .none, [pid]))
             case 0x51:  // Q BINPERSID
                 opName = "BINPERSID"
                 let pid = try pop()
-                push(try newNode(.persistentID, .none, [pid]))
+                try push(try newNode(.persistentID, .none, [pid]))
             case 0x52:  // R REDUCE
                 opName = "REDUCE"
                 let args = try pop()
@@ -983,10 +1008,10 @@ private struct PickleMachine {
                 opName = "DICT"
                 let items = try popMark()
                 guard items.count % 2 == 0 else { throw corrupt("DICT has an odd number of items (\(items.count))") }
-                push(try newNode(.dict, .none, items))
+                try push(try newNode(.dict, .none, items))
             case 0x7D:  // } EMPTY_DICT
                 opName = "EMPTY_DICT"
-                push(try newNode(.dict))
+                try push(try newNode(.dict))
             case 0x65:  // e APPENDS
                 opName = "APPENDS"
                 let items = try popMark()
@@ -995,33 +1020,33 @@ private struct PickleMachine {
                 nodes[t].items.append(contentsOf: items)
             case 0x67:  // g GET
                 opName = "GET"
-                push(try memoGet(try parseIndex(try line())))
+                try push(try memoGet(try parseIndex(try line())))
             case 0x68:  // h BINGET
                 opName = "BINGET"
-                push(try memoGet(Int(try byte())))
+                try push(try memoGet(Int(try byte())))
             case 0x69:  // i INST
                 opName = "INST"
                 let module = try utf8(try line())
                 let name = try utf8(try line())
                 let cls = try newNode(.leaf, try global(module, name))
                 let args = try newNode(.tuple, .none, try popMark())
-                push(try call(cls, args))
+                try push(try call(cls, args))
             case 0x6A:  // j LONG_BINGET
                 opName = "LONG_BINGET"
-                push(try memoGet(Int(try u32())))
+                try push(try memoGet(Int(try u32())))
             case 0x6C:  // l LIST
                 opName = "LIST"
-                push(try newNode(.list, .none, try popMark()))
+                try push(try newNode(.list, .none, try popMark()))
             case 0x5D:  // ] EMPTY_LIST
                 opName = "EMPTY_LIST"
-                push(try newNode(.list))
+                try push(try newNode(.list))
             case 0x6F:  // o OBJ
                 opName = "OBJ"
                 let items = try popMark()
                 guard let cls = items.first else { throw corrupt("OBJ without a class") }
                 try requireGlobal(cls, "class")
                 let args = try newNode(.tuple, .none, Array(items.dropFirst()))
-                push(try call(cls, args))
+                try push(try call(cls, args))
             case 0x70:  // p PUT
                 opName = "PUT"
                 let idx = try parseIndex(try line())
@@ -1046,10 +1071,10 @@ private struct PickleMachine {
                 nodes[t].items.append(v)
             case 0x74:  // t TUPLE
                 opName = "TUPLE"
-                push(try newNode(.tuple, .none, try popMark()))
+                try push(try newNode(.tuple, .none, try popMark()))
             case 0x29:  // ) EMPTY_TUPLE
                 opName = "EMPTY_TUPLE"
-                push(try newNode(.tuple))
+                try push(try newNode(.tuple))
             case 0x75:  // u SETITEMS
                 opName = "SETITEMS"
                 let items = try popMark()
@@ -1083,22 +1108,22 @@ private struct PickleMachine {
                 let cls = try pop()
                 try requireGlobal(cls, "class")
                 try requireTuple(args, "arguments")
-                push(try newNode(.newObject, .none, [cls, args]))
+                try push(try newNode(.newObject, .none, [cls, args]))
             case 0x85:  // TUPLE1
                 opName = "TUPLE1"
                 let a = try pop()
-                push(try newNode(.tuple, .none, [a]))
+                try push(try newNode(.tuple, .none, [a]))
             case 0x86:  // TUPLE2
                 opName = "TUPLE2"
                 let b = try pop()
                 let a = try pop()
-                push(try newNode(.tuple, .none, [a, b]))
+                try push(try newNode(.tuple, .none, [a, b]))
             case 0x87:  // TUPLE3
                 opName = "TUPLE3"
                 let c = try pop()
                 let b = try pop()
                 let a = try pop()
-                push(try newNode(.tuple, .none, [a, b, c]))
+                try push(try newNode(.tuple, .none, [a, b, c]))
             case 0x88:  // NEWTRUE
                 opName = "NEWTRUE"
                 try pushLeaf(.bool(true))
@@ -1133,7 +1158,7 @@ private struct PickleMachine {
                 try pushLeaf(.bytes(Array(take(len))))
             case 0x8F:  // EMPTY_SET
                 opName = "EMPTY_SET"
-                push(try newNode(.set))
+                try push(try newNode(.set))
             case 0x90:  // ADDITEMS
                 opName = "ADDITEMS"
                 let items = try popMark()
@@ -1142,7 +1167,7 @@ private struct PickleMachine {
                 nodes[t].items.append(contentsOf: items)
             case 0x91:  // FROZENSET
                 opName = "FROZENSET"
-                push(try newNode(.frozenSet, .none, try popMark()))
+                try push(try newNode(.frozenSet, .none, try popMark()))
             case 0x92:  // NEWOBJ_EX
                 opName = "NEWOBJ_EX"
                 let kwargs = try pop()
@@ -1153,7 +1178,7 @@ private struct PickleMachine {
                 guard nodes[kwargs].kind == .dict, nodes[kwargs].items.isEmpty else {
                     throw corrupt("NEWOBJ_EX with keyword arguments is not supported")
                 }
-                push(try newNode(.newObject, .none, [cls, args]))
+                try push(try newNode(.newObject, .none, [cls, args]))
             case 0x93:  // STACK_GLOBAL
                 opName = "STACK_GLOBAL"
                 let nameNode = try pop()
@@ -1181,50 +1206,49 @@ private struct PickleMachine {
 /// evaluates the pure-data builtins (`set`, `frozenset`, `_codecs.encode`, `bytearray`).
 /// A shared node is materialized once; its value is reused (copy-on-write storage).
 private struct PickleMaterializer {
-    let vm: PickleMachine
+    let nodes: [PickleMachine.Node]
+    let endOffset: Int
     let limits: Unpickler.Limits
-    var cache: [PickleValue?]
-    var size: [Int]
-    var onPath: [Bool]
+    /// Materialized containers, with the size of their tree (leaves need neither).
+    var cache: [Int: (value: PickleValue, size: Int)] = [:]
+    var onPath: Set<Int> = []
 
     init(vm: PickleMachine, limits: Unpickler.Limits) {
-        self.vm = vm
+        nodes = vm.nodes
+        endOffset = vm.pos
         self.limits = limits
-        cache = Array(repeating: nil, count: vm.nodes.count)
-        size = Array(repeating: 0, count: vm.nodes.count)
-        onPath = Array(repeating: false, count: vm.nodes.count)
     }
 
     func fail(_ reason: String) -> SerializationError {
-        .corruptPickle(reason: reason, offset: vm.pos)
+        .corruptPickle(reason: reason, offset: endOffset)
     }
 
     mutating func materialize(_ i: Int, depth: Int) throws -> PickleValue {
-        if let v = cache[i] { return v }
+        let kind = nodes[i].kind
+        if kind == .leaf { return nodes[i].leaf }
+        if let v = cache[i] { return v.value }
         guard depth <= limits.maxDepth else {
-            throw SerializationError.pickleLimitExceeded(what: "nesting depth", limit: limits.maxDepth, offset: vm.pos)
+            throw SerializationError.pickleLimitExceeded(what: "nesting depth", limit: limits.maxDepth, offset: endOffset)
         }
-        guard !onPath[i] else {
+        guard onPath.insert(i).inserted else {
             throw fail("the value contains itself (recursive structures are not supported)")
         }
-        onPath[i] = true
-        defer { onPath[i] = false }
-        let node = vm.nodes[i]
+        defer { onPath.remove(i) }
+        let count = nodes[i].items.count
         var total = 1
         var children: [PickleValue] = []
-        if node.kind != .leaf {
-            children.reserveCapacity(node.items.count)
-            for c in node.items {
-                children.append(try materialize(c, depth: depth + 1))
-                total = total &+ size[c]
-                if total > limits.maxValueNodes || total < 0 {
-                    throw SerializationError.pickleLimitExceeded(what: "values in the result", limit: limits.maxValueNodes, offset: vm.pos)
-                }
+        children.reserveCapacity(count)
+        for k in 0..<count {
+            let c = nodes[i].items[k]
+            children.append(try materialize(c, depth: depth + 1))
+            total = total &+ (cache[c]?.size ?? 1)
+            if total > limits.maxValueNodes || total < 0 {
+                throw SerializationError.pickleLimitExceeded(what: "values in the result", limit: limits.maxValueNodes, offset: endOffset)
             }
         }
         let value: PickleValue
-        switch node.kind {
-        case .leaf: value = node.leaf
+        switch kind {
+        case .leaf: value = nodes[i].leaf
         case .tuple: value = .tuple(children)
         case .list: value = .list(children)
         case .set: value = .set(children)
@@ -1237,14 +1261,13 @@ private struct PickleMaterializer {
                 entries.append((key: children[k], value: children[k + 1]))
                 k += 2
             }
-            value = node.kind == .dict ? .dict(entries) : .orderedDict(entries)
+            value = kind == .dict ? .dict(entries) : .orderedDict(entries)
         case .reduce: value = try evaluate(callable: children[0], args: children[1])
         case .newObject: value = .newObject(cls: children[0], args: children[1])
         case .build: value = .build(object: children[0], state: children[1])
         case .persistentID: value = .persistentID(children[0])
         }
-        size[i] = total
-        cache[i] = value
+        cache[i] = (value, total)
         return value
     }
 

@@ -54,7 +54,10 @@ final class ZipArchiveBytes: @unchecked Sendable {
     let count: Int
     private let isMapped: Bool
 
-    init(mappingFileAt path: String) throws {
+    /// Maps the file at `path`. With `copyOnWrite` the mapping is private and writable: pages
+    /// written to get private copies (the file never changes), so tensors that borrow the bytes
+    /// can be modified in place.
+    init(mappingFileAt path: String, copyOnWrite: Bool = false) throws {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         if fd < 0 { throw serIOError(path: path, operation: "open") }
         defer { close(fd) }
@@ -70,7 +73,7 @@ final class ZipArchiveBytes: @unchecked Sendable {
             base = nil
             return
         }
-        let p = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0)
+        let p = mmap(nil, size, copyOnWrite ? PROT_READ | PROT_WRITE : PROT_READ, MAP_PRIVATE, fd, 0)
         if p == nil || p == UnsafeMutableRawPointer(bitPattern: -1) {
             throw serIOError(path: path, operation: "mmap")
         }
@@ -224,7 +227,7 @@ public struct ZipReader {
         try self.init(source: ZipArchiveBytes(copying: buffer))
     }
 
-    private init(source: ZipArchiveBytes) throws {
+    init(source: ZipArchiveBytes) throws {
         self.source = source
         let parsed = try ZipReader.parse(source.buffer)
         entries = parsed

@@ -16,20 +16,17 @@ public final class Storage {
     /// Size in bytes.
     public let byteCount: Int
     /// In-place modification counter.
-    public internal(set) var version: Int = 0
+    @exclusivity(unchecked) public internal(set) var version: Int = 0
     /// Keeps an external owner (e.g. a memory map) alive; nil for our own allocations.
     private let owner: AnyObject?
-    private let ownsMemory: Bool
+    /// Bytes reserved from the caching allocator (0 for borrowed memory).
+    private let capacity: Int
 
     /// Allocates `byteCount` uninitialized bytes aligned to 64.
     public init(byteCount: Int) {
         self.byteCount = byteCount
-        var p: UnsafeMutableRawPointer? = nil
-        let rc = posix_memalign(&p, 64, max(byteCount, 64))
-        precondition(rc == 0 && p != nil, "Storage: failed to allocate \(byteCount) bytes")
-        data = p!
+        (data, capacity) = CachingAllocator.allocate(byteCount)
         owner = nil
-        ownsMemory = true
     }
 
     /// Wraps memory owned by `owner` (kept alive as long as this storage lives).
@@ -37,11 +34,11 @@ public final class Storage {
         self.data = data
         self.byteCount = byteCount
         self.owner = owner
-        ownsMemory = false
+        capacity = 0
     }
 
     deinit {
-        if ownsMemory { free(data) }
+        if capacity > 0 { CachingAllocator.free(data, size: capacity) }
     }
 
     @inline(__always) func bumpVersion() { version &+= 1 }

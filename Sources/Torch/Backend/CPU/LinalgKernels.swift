@@ -23,10 +23,13 @@ import Foundation
 ///   or when full matrices are requested.
 /// - Symmetric eigenproblem: Householder tridiagonalization + implicit QL with
 ///   Wilkinson shifts (Martin/Reinsch/Wilkinson `tred2`/`tql2`).
-/// - General eigenproblem: LAPACK-style balancing (`gebal`), Householder
-///   Hessenberg reduction, Francis double-shift QR to real Schur form and
-///   back-substitution for eigenvectors (Martin/Wilkinson `hqr2`), then LAPACK
-///   `geev`-style normalization.
+/// - General eigenproblem: the LAPACK `dgeev` pipeline for small matrices —
+///   balancing (`dgebal`), Householder Hessenberg reduction (`dgehd2`/`dorghr`),
+///   Francis double-shift QR with `dlahqr`'s shifts and deflation criterion,
+///   2 × 2 blocks standardized as `dlanv2` — followed by back-substitution on
+///   the Schur form (Martin/Wilkinson `hqr2`) and `dgeev`'s normalization. The
+///   eigenvalue order therefore matches LAPACK/torch for n < 75 up to rounding
+///   ties (LAPACK switches to aggressive early deflation for larger n).
 enum LinalgKernels {
 
     // MARK: - LU factorization and friends
@@ -993,7 +996,7 @@ enum LinalgKernels {
         return (a, b, c, d, cs, sn)
     }
 
-    /// Eigenvectors of the real Schur form `t` (row-major, overwritten) by
+    /// Eigenvectors of the real Schur form `h` (row-major, overwritten) by
     /// back-substitution (Martin/Wilkinson `hqr2`), transformed back with the
     /// Schur vectors `z` (rows `low...high` active). `norm` is a norm of the
     /// original Hessenberg matrix, used to perturb exactly repeated
@@ -1008,8 +1011,10 @@ enum LinalgKernels {
         let eps = Double.ulpOfOne
         var p = 0.0, q = 0.0, r = 0.0, s = 0.0, t = 0.0, w = 0.0, x = 0.0, y = 0.0, zz = 0.0
         if norm == 0 { return }
-        // dtrevc3 starts a complex vector at (1, i·wi/t12) when |t12| >= |t21|,
-        // at (-wi/t21, i) otherwise; we start at (…, i): record where they differ in sign.
+        // For a standardized block [a t12; t21 a], dtrevc3 starts the complex
+        // vector at (1, i·wi/t12) when |t12| >= |t21| and at (-wi/t21, i)
+        // otherwise; ours starts at (t12/wi, i), which is (t12/wi) times the
+        // former and equal to the latter. Record where the factor is negative.
         var negate = [Bool](repeating: false, count: n)
         for j in 1..<n where wi[j] < 0 {
             let t12 = h[ix(j - 1, j)], t21 = h[ix(j, j - 1)]

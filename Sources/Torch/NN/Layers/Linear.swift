@@ -60,14 +60,18 @@ extension nn {
     /// let y = m(torch.randn(128, 20), torch.randn(128, 30))   // [128, 40]
     /// ```
     public final class Bilinear: Module {
+        /// Size of each first input sample.
         public let in1Features: Int
+        /// Size of each second input sample.
         public let in2Features: Int
+        /// Size of each output sample.
         public let outFeatures: Int
         /// `[outFeatures, in1Features, in2Features]`.
         public var weight: Parameter
         /// `[outFeatures]`, nil when built with `bias: false`.
         public var bias: Parameter?
 
+        /// A bilinear layer from `in1Features` × `in2Features` inputs to `outFeatures` outputs.
         public init(_ in1Features: Int, _ in2Features: Int, _ outFeatures: Int, bias: Bool = true, dtype: DType? = nil) {
             self.in1Features = in1Features
             self.in2Features = in2Features
@@ -108,8 +112,11 @@ extension nn {
 
     /// Flattens dims `startDim...endDim` into one (PyTorch's `nn.Flatten`, default from dim 1).
     public final class Flatten: Module {
+        /// First dim to flatten.
         public let startDim: Int
+        /// Last dim to flatten (negative counts from the end).
         public let endDim: Int
+        /// Flattens dims `startDim...endDim` (default: all but the batch dim).
         public init(startDim: Int = 1, endDim: Int = -1) {
             self.startDim = startDim
             self.endDim = endDim
@@ -121,8 +128,11 @@ extension nn {
 
     /// Expands dim `dim` into `unflattenedSize` (PyTorch's `nn.Unflatten`).
     public final class Unflatten: Module {
+        /// The dim to expand.
         public let dim: Int
+        /// The sizes it expands into.
         public let unflattenedSize: [Int]
+        /// Expands dim `dim` into `unflattenedSize`.
         public init(_ dim: Int, _ unflattenedSize: [Int]) {
             self.dim = dim
             self.unflattenedSize = unflattenedSize

@@ -1,0 +1,55 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension optim {
+    /// NAdam (Adam with Nesterov momentum) with PyTorch's momentum-decay schedule.
+    public final class NAdam: Optimizer {
+        public init(_ params: [Tensor], lr: Double = 2e-3, betas: (Double, Double) = (0.9, 0.999), eps: Double = 1e-8,
+                    weightDecay: Double = 0, momentumDecay: Double = 4e-3, decoupledWeightDecay: Bool = false,
+                    maximize: Bool = false) {
+            Adam.check(lr, betas, eps, weightDecay)
+            super.init(params, defaults: [("lr", .double(lr)), ("betas", .tuple([.double(betas.0), .double(betas.1)])),
+                                          ("eps", .double(eps)), ("weight_decay", .double(weightDecay)),
+                                          ("momentum_decay", .double(momentumDecay)),
+                                          ("decoupled_weight_decay", .bool(decoupledWeightDecay)), ("maximize", .bool(maximize)),
+                                          ("foreach", .none), ("capturable", .bool(false)), ("differentiable", .bool(false))])
+        }
+
+        public override func step() {
+            forEachParameter { group, p, g, st in
+                let lr = group.lr, (beta1, beta2) = group.pair("betas"), eps = group.double("eps")
+                let wd = group.double("weight_decay"), psi = group.double("momentum_decay")
+                let decoupled = group.bool("decoupled_weight_decay"), maximize = group.bool("maximize")
+                let step = st.incrementStep()
+                let muProductT = st.buffer("mu_product") { torch.ones([], dtype: .float32) }
+                let expAvg = st.buffer("exp_avg") { torch.zerosLike(p) }
+                let expAvgSq = st.buffer("exp_avg_sq") { torch.zerosLike(p) }
+                let bc2 = 1 - Glibc.pow(beta2, step)
+                let mu = beta1 * (1 - 0.5 * Glibc.pow(0.96, step * psi))
+                let muNext = beta1 * (1 - 0.5 * Glibc.pow(0.96, (step + 1) * psi))
+                let muProduct = Double(Float(muProductT.item() * mu))
+                fillKernel(muProductT, muProduct)
+                let c1 = -lr * (1 - mu) / (1 - muProduct)
+                let c2 = -lr * muNext / (1 - muProduct * muNext)
+                func kernel<T: FloatElement>(_: T.Type) {
+                    let pp = p.pointer(T.self), gp = g.pointer(T.self), m = expAvg.pointer(T.self), v = expAvgSq.pointer(T.self)
+                    let w1 = T(1 - beta1), tb2 = T(beta2), w2 = T(1 - beta2), teps = T(eps), twd = T(wd)
+                    let decay = T(1 - lr * wd), tbc2 = T(bc2), tc1 = T(c1), tc2 = T(c2)
+                    fusedUpdate(p.numel) { r in
+                        for i in r {
+                            var grad = maximize ? -gp[i] : gp[i]
+                            if wd != 0 { if decoupled { pp[i] = pp[i] * decay } else { grad = grad + pp[i] * twd } }
+                            m[i] = lerp(m[i], grad, w1)
+                            v[i] = v[i] * tb2 + grad * grad * w2
+                            let denom = (v[i] / tbc2).squareRoot() + teps
+                            pp[i] = pp[i] + (grad / denom) * tc1
+                            pp[i] = pp[i] + (m[i] / denom) * tc2
+                        }
+                    }
+                }
+                if p.dtype == .float32 { kernel(Float.self) } else { kernel(Double.self) }
+            }
+        }
+    }
+}

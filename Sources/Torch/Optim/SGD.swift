@@ -1,0 +1,66 @@
+extension optim {
+    /// Stochastic gradient descent with optional momentum, dampening, Nesterov momentum, weight decay
+    /// and maximisation — PyTorch's update, one fused pass per parameter.
+    ///
+    /// ```swift
+    /// let opt = optim.SGD(model.parameters(), lr: 0.01, momentum: 0.5)
+    /// opt.zeroGrad(); loss.backward(); opt.step()
+    /// ```
+    public final class SGD: Optimizer {
+        public init(_ params: [Tensor], lr: Double = 1e-3, momentum: Double = 0, dampening: Double = 0,
+                    weightDecay: Double = 0, nesterov: Bool = false, maximize: Bool = false) {
+            precondition(lr >= 0, "Invalid learning rate: \(lr)")
+            precondition(momentum >= 0, "Invalid momentum value: \(momentum)")
+            precondition(weightDecay >= 0, "Invalid weight_decay value: \(weightDecay)")
+            precondition(!nesterov || (momentum > 0 && dampening == 0), "Nesterov momentum requires a momentum and zero dampening")
+            super.init(params, defaults: SGD.defaults(lr, momentum, dampening, weightDecay, nesterov, maximize))
+        }
+
+        public init(groups: [ParamGroup], lr: Double = 1e-3, momentum: Double = 0, dampening: Double = 0,
+                    weightDecay: Double = 0, nesterov: Bool = false, maximize: Bool = false) {
+            super.init(groups: groups, defaults: SGD.defaults(lr, momentum, dampening, weightDecay, nesterov, maximize))
+        }
+
+        private static func defaults(_ lr: Double, _ momentum: Double, _ dampening: Double, _ wd: Double,
+                                     _ nesterov: Bool, _ maximize: Bool) -> [(key: String, value: StateValue)] {
+            [("lr", .double(lr)), ("momentum", .double(momentum)), ("dampening", .double(dampening)),
+             ("weight_decay", .double(wd)), ("nesterov", .bool(nesterov)), ("maximize", .bool(maximize)),
+             ("foreach", .none), ("differentiable", .bool(false)), ("fused", .none)]
+        }
+
+        public override func step() {
+            forEachParameter { group, p, g, st in
+                let lr = group.lr, momentum = group.double("momentum"), dampening = group.double("dampening")
+                let wd = group.double("weight_decay"), nesterov = group.bool("nesterov"), maximize = group.bool("maximize")
+                let n = p.numel
+                var buf: Tensor? = nil
+                var firstStep = false
+                if momentum != 0 {
+                    if let b = st["momentum_buffer"]?.tensorValue { buf = b } else {
+                        buf = Tensor(uninitializedShape: p.shape, dtype: p.dtype)
+                        st["momentum_buffer"] = .tensor(buf!)
+                        firstStep = true
+                    }
+                }
+                func kernel<T: FloatElement>(_: T.Type) {
+                    let pp = p.pointer(T.self), gp = g.pointer(T.self)
+                    let bp = buf?.pointer(T.self)
+                    let tlr = T(lr), tm = T(momentum), td = T(1 - dampening), twd = T(wd)
+                    fusedUpdate(n) { r in
+                        for i in r {
+                            var d = maximize ? -gp[i] : gp[i]
+                            if wd != 0 { d = d + pp[i] * twd }
+                            if let bp {
+                                let b = firstStep ? d : bp[i] * tm + d * td
+                                bp[i] = b
+                                d = nesterov ? d + b * tm : b
+                            }
+                            pp[i] = pp[i] + d * -tlr
+                        }
+                    }
+                }
+                if p.dtype == .float32 { kernel(Float.self) } else { kernel(Double.self) }
+            }
+        }
+    }
+}

@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""PyTorch twin of SwiftTorch's Benchmarks executable (Benchmarks/*.swift).
+
+Runs the same cases with the same methodology and prints the same JSON lines, one per (case, thread count):
+
+    /root/torchenv/bin/python scripts/bench_pytorch.py [--filter NAME[,NAME...]] [--threads N[,N...]] [--quick] [--list]
+
+Keep each case's inputs and loop body identical to its Swift twin in Benchmarks/Cases.swift, and the measurement
+in `measure` identical to Benchmarks/Harness.swift.
+"""
+import argparse
+import json
+import sys
+import time
+
+import torch
+
+BIG_N = 4 * 1024 * 1024  # 4M floats, as Benchmarks/Cases.swift's bigN
+
+
+# --- settings and measurement (mirror of Benchmarks/Harness.swift) -------------------------------------------
+
+class Settings:
+    def __init__(self, quick=False):
+        self.quick = quick
+        self.warmup_seconds = 0.02 if quick else 0.2
+        self.rep_seconds = 0.05 if quick else 0.25
+        self.reps = 3 if quick else 7
+        self.case_budget_seconds = 2 if quick else 10
+        self.min_reps = 3
+
+
+class Timing:
+    def __init__(self, median, best, iters, reps):
+        self.median, self.min, self.iters, self.reps = median, best, iters, reps
+
+
+now = time.perf_counter  # monotonic clock (CLOCK_MONOTONIC on Linux)
+
+
+def measure(s, body):
+    """Times body(n), which runs its workload n times in a plain loop; see Harness.swift's `measure`."""
+    batch = 1
+    spent = 0.0
+    per_iter = float("inf")
+    while True:
+        t0 = now()
+        body(batch)
+        dt = now() - t0
+        spent += dt
+        per_iter = min(per_iter, dt / batch)
+        if dt < s.warmup_seconds / 8:
+            batch *= 2
+        if spent >= s.warmup_seconds:
+            break
+    iters = max(1, int(s.rep_seconds / max(per_iter, 1e-9)))
+    rep_cost = per_iter * iters
+    reps = max(s.min_reps, min(s.reps, int(s.case_budget_seconds / max(rep_cost, 1e-9))))
+    samples = []
+    for _ in range(reps):
+        t0 = now()
+        body(iters)
+        samples.append((now() - t0) / iters)
+    samples.sort()
+    k = len(samples)
+    median = samples[k // 2] if k % 2 == 1 else (samples[k // 2 - 1] + samples[k // 2]) / 2
+    return Timing(median, samples[0], iters, reps)
+
+
+def throughput(t, flops):
+    return dict(metric="GFLOP/s", value=flops / t.median / 1e9, timing=t,
+                extra=dict(us=t.median * 1e6, best=flops / t.min / 1e9))
+
+
+def bandwidth(t, nbytes):
+    return dict(metric="GB/s", value=nbytes / t.median / 1e9, timing=t,
+                extra=dict(us=t.median * 1e6, best=nbytes / t.min / 1e9))
+
+
+def micros(t):
+    return dict(metric="us", value=t.median * 1e6, timing=t, extra=dict(best=t.min * 1e6))
+
+
+def millis(t):
+    return dict(metric="ms", value=t.median * 1e3, timing=t, extra=dict(best=t.min * 1e3))
+
+
+# --- cases (mirror of Benchmarks/Cases.swift) ----------------------------------------------------------------
+
+def sgemm_case(n):
+    def run(s):
+        a, b = torch.randn(n, n), torch.randn(n, n)
+
+        def body(iters):
+            for _ in range(iters):
+                torch.mm(a, b)
+        return throughput(measure(s, body), 2.0 * n * n * n)
+    return run
+
+
+def add_tiny_case(s):
+    a, b = torch.randn(10), torch.randn(10)
+
+    def body(iters):
+        for _ in range(iters):
+            a + b
+    return micros(measure(s, body))
+
+
+def tiny_forward_backward_case(s):
+    w, x = torch.randn(10, requires_grad=True), torch.randn(10)
+
+    def body(iters):
+        for _ in range(iters):
+            w.grad = None
+            (w * x).sum().backward()
+    return micros(measure(s, body))
+
+
+def add_big_case(s):
+    a, b = torch.randn(BIG_N), torch.randn(BIG_N)
+
+    def body(iters):
+        for _ in range(iters):
+            a + b
+    return bandwidth(measure(s, body), 12.0 * BIG_N)
+
+
+def exp_big_case(s):
+    a = torch.randn(BIG_N)
+
+    def body(iters):
+        for _ in range(iters):
+            a.exp()
+    return bandwidth(measure(s, body), 8.0 * BIG_N)
+
+
+def sum_big_case(s):
+    a = torch.randn(BIG_N)
+
+    def body(iters):
+        for _ in range(iters):
+            a.sum()
+    return bandwidth(measure(s, body), 4.0 * BIG_N)
+
+
+# name, default thread counts, summary, run -- same names and order as registerAllCases() in Cases.swift
+CASES = [
+    ("sgemm_256", [1], "torch.mm 256x256 @ 256x256 float32", sgemm_case(256)),
+    ("sgemm_512", [1], "torch.mm 512x512 @ 512x512 float32", sgemm_case(512)),
+    ("sgemm_1024", [1, 2], "torch.mm 1024x1024 @ 1024x1024 float32", sgemm_case(1024)),
+    ("sgemm_2048", [1], "torch.mm 2048x2048 @ 2048x2048 float32", sgemm_case(2048)),
+    ("add_10", [1], "a + b, 10 float32 elements (us per op)", add_tiny_case),
+    ("mul_sum_backward_10", [1], "w.grad = None; (w * x).sum().backward(), 10 elements (us per iteration)",
+     tiny_forward_backward_case),
+    ("add_4M", [1, 2], "a + b, 4M float32 elements (GB/s, 12 bytes/element)", add_big_case),
+    ("exp_4M", [1], "a.exp(), 4M float32 elements (GB/s, 8 bytes/element)", exp_big_case),
+    ("sum_4M", [1], "a.sum(), 4M float32 elements (GB/s, 4 bytes/element)", sum_big_case),
+]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--filter", action="append", default=[],
+                   help="run cases whose name contains any of these comma-separated substrings")
+    p.add_argument("--threads", help="comma-separated thread counts for every selected case")
+    p.add_argument("--quick", action="store_true", help="shorter warm-up and repetitions")
+    p.add_argument("--list", action="store_true", help="print the case names and exit")
+    args = p.parse_args()
+
+    filters = [f for arg in args.filter for f in arg.split(",") if f]
+    threads = None
+    if args.threads:
+        threads = [int(t) for t in args.threads.split(",")]
+        if not threads or any(t <= 0 for t in threads):
+            p.error("--threads needs positive integers")
+    if args.list:
+        for name, ths, summary, _ in CASES:
+            print(f"{name}\tthreads {','.join(map(str, ths))}\t{summary}")
+        return 0
+    selected = [c for c in CASES if not filters or any(f in c[0] for f in filters)]
+    if not selected:
+        print(f"no case matches {filters}; try --list", file=sys.stderr)
+        return 1
+
+    s = Settings(args.quick)
+    print(f"# PyTorch {torch.__version__} benchmarks: default_threads={torch.get_num_threads()} "
+          f"mkldnn={torch.backends.mkldnn.is_available()} cpu_capability={torch.backends.cpu.get_cpu_capability()}"
+          + (" (quick)" if s.quick else ""), file=sys.stderr)
+    for name, ths, _, run in selected:
+        for n in threads or ths:
+            torch.set_num_threads(n)
+            torch.manual_seed(0)
+            r = run(s)
+            t = r["timing"]
+            line = {"case": name, "threads": n, "metric": r["metric"], "value": r["value"],
+                    "iters": t.iters, "reps": t.reps}
+            line.update(r["extra"])
+            line["lib"] = "pytorch"
+            print(json.dumps(line), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
