@@ -191,6 +191,29 @@ final class SaveLoadTests: XCTestCase {
         for (i, p) in ps.enumerated() { assertClose(p.detach(), fixtureTensor(expected[i]), atol: 1e-6, rtol: 1e-6, "param \(i)") }
     }
 
+    /// The carry-less-multiply CRC-32 used for large records equals the table-driven one, at any
+    /// length and alignment (and across update boundaries).
+    func testCRC32FastPathMatchesTable() {
+        var rng = SystemRandomNumberGenerator()
+        let bytes = (0..<20_000).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        bytes.withUnsafeBytes { all in
+            for (start, length) in [(0, 256), (1, 257), (3, 1000), (7, 4099), (13, 19_000), (64, 333), (5, 19_990)] {
+                let buf = UnsafeRawBufferPointer(rebasing: all[start..<(start + length)])
+                var small = CRC32()
+                var i = 0
+                while i < buf.count {  // pieces under 256 bytes use the table
+                    small.update(UnsafeRawBufferPointer(rebasing: buf[i..<min(buf.count, i + 100)]))
+                    i += 100
+                }
+                XCTAssertEqual(CRC32.checksum(buf), small.value, "length \(length) at offset \(start)")
+                var split = CRC32()
+                split.update(UnsafeRawBufferPointer(rebasing: buf[0..<(length / 2)]))
+                split.update(UnsafeRawBufferPointer(rebasing: buf[(length / 2)...]))
+                XCTAssertEqual(split.value, small.value)
+            }
+        }
+    }
+
     // MARK: Round trips
 
     private func tempPath(_ name: String) throws -> String {
