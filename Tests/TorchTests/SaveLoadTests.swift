@@ -97,6 +97,7 @@ final class SaveLoadTests: XCTestCase {
     func testLoadTorchProtocol4Fixture() throws { try checkStateDictFixture("dtypes_protocol4") }
     func testLoadTorchTiedAndViewsFixture() throws { try checkStateDictFixture("tied") }
     func testLoadTorchTiedLegacyFixture() throws { try checkStateDictFixture("tied_legacy") }
+    func testLoadTorchModuleStateDictWithMetadata() throws { try checkStateDictFixture("module_state") }
 
     func testTiedWeightsStayTiedAndWritable() throws {
         let sd = try torch.load(saveLoadFixtures.appendingPathComponent("tied.pt").path)
@@ -164,8 +165,9 @@ final class SaveLoadTests: XCTestCase {
         }
     }
 
-    /// PyTorch ran 3 SGD steps (momentum, weight decay, two param groups) and saved its state; we
-    /// load it into optim.SGD and take the 4th step: the parameters match PyTorch's 4th step.
+    /// PyTorch ran 3 SGD steps (momentum, weight decay, two param groups, a cosine LR schedule) and
+    /// saved the optimizer's and the scheduler's state; we load both into optim.SGD and
+    /// CosineAnnealingLR and take the 4th step: parameters and learning rates match PyTorch's.
     func testTorchSGDStateResumesInSwift() throws {
         let c = try fixtureCase("optimizer")
         let params = try torch.loadStateDict(saveLoadFixtures.appendingPathComponent(c["params_file"] as! String).path)
@@ -173,6 +175,7 @@ final class SaveLoadTests: XCTestCase {
         let ps = params.map { $0.1.clone().requiresGrad_() }
         let groups = [optim.ParamGroup(params: [ps[0], ps[1]]), optim.ParamGroup(params: [ps[2]], options: ["lr": 0.05])]
         let opt = optim.SGD(groups: groups, lr: 0.1, momentum: 0.9, weightDecay: 0.01)
+        let sched = optim.lrScheduler.CosineAnnealingLR(opt, tMax: 10, etaMin: 0.001)
         let state = try torch.load(saveLoadFixtures.appendingPathComponent(c["file"] as! String).path)
         let expectedGroups = c["groups"] as! [[String: Any]]
         XCTAssertEqual(state["param_groups"]?.arrayValue?.count, 2)
@@ -183,10 +186,14 @@ final class SaveLoadTests: XCTestCase {
             check(try XCTUnwrap(state["state"]?[i]?["momentum_buffer"]?.tensorValue), momentum[i], "momentum_buffer \(i)")
         }
         try opt.loadStateDict(state)
-        XCTAssertEqual(opt.paramGroups[1].lr, 0.05)
+        try sched.loadStateDict(torch.load(saveLoadFixtures.appendingPathComponent(c["scheduler_file"] as! String).path))
+        XCTAssertEqual(sched.lastEpoch, 3)
         let grads = c["next_grads"] as! [Any]
         for (p, g) in zip(ps, grads) { p.grad = fixtureTensor(g) }
         opt.step()
+        sched.step()
+        let lrs = c["next_lrs"] as! [Double]
+        for (a, b) in zip(sched.getLastLr(), lrs) { XCTAssertEqual(a, b, accuracy: 1e-15) }
         let expected = c["next_params"] as! [Any]
         for (i, p) in ps.enumerated() { assertClose(p.detach(), fixtureTensor(expected[i]), atol: 1e-6, rtol: 1e-6, "param \(i)") }
     }
