@@ -5,6 +5,7 @@ let package = Package(
     name: "SwiftTorch",
     products: [
         .library(name: "Torch", targets: ["Torch"]),
+        .library(name: "TorchVision", targets: ["TorchVision"]),
         .executable(name: "Benchmarks", targets: ["Benchmarks"]),
     ],
     targets: [
@@ -14,6 +15,11 @@ let package = Package(
         .target(
             name: "Torch",
             dependencies: ["CTorchKernels"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        .target(
+            name: "TorchVision",
+            dependencies: ["Torch"],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         .executableTarget(
@@ -31,6 +37,11 @@ let package = Package(
         .testTarget(
             name: "TorchTests",
             dependencies: ["Torch"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        .testTarget(
+            name: "TorchVisionTests",
+            dependencies: ["TorchVision", "Torch"],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
     ]

@@ -1,6 +1,9 @@
 // Vectorized float math (exp, log, tanh, sigmoid, sum): the kernels are
 // written once in vmath_kernel.inc and instantiated per ISA here.
 #include "ct_internal.h"
+#if CT_X86
+#include <immintrin.h>
+#endif
 
 #if CT_X86
 #pragma clang attribute push(__attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,fma,avx2"))), apply_to = function)
@@ -23,8 +26,8 @@
 #define CT_HAS_FMA 0
 #include "vmath_kernel.inc"
 
-static inline int ct_lvl(void) { return ct_isa_level(); }
 #if CT_X86
+static inline int ct_lvl(void) { return ct_isa_level(); }
 #define CT_PICK(NAME)                                                  \
   (ct_lvl() == CT_ISA_AVX512 ? NAME##_avx512                           \
    : ct_lvl() == CT_ISA_AVX2 ? NAME##_avx2                             \

@@ -48,7 +48,7 @@ func gradcheck(_ inputs: [Tensor], eps: Double = 1e-6, atol: Double = 1e-5, rtol
             numeric[i] = (plus - minus) / (2 * eps)
         }
         let analytic = grads[k]?.toArray(as: Double.self) ?? [Double](repeating: 0, count: n)
-        for i in 0..<n where Swift.abs(analytic[i] - numeric[i]) > atol + rtol * Swift.abs(numeric[i]) {
+        for i in 0..<n where !(Swift.abs(analytic[i] - numeric[i]) <= atol + rtol * Swift.abs(numeric[i])) {
             XCTFail("gradcheck input \(k) element \(i): analytic \(analytic[i]) vs numeric \(numeric[i])", file: file, line: line)
             return
         }
@@ -78,6 +78,9 @@ private func fixtureNumber(_ v: Any) -> Double {
         }
     }
     if let b = v as? Bool { return b ? 1 : 0 }
+    // Foundation on Linux reads long decimals as NSDecimalNumber, whose doubleValue can be off by
+    // a few ulps; its decimal string converts exactly.
+    if let d = v as? NSDecimalNumber, let x = Double(d.stringValue) { return x }
     return (v as! NSNumber).doubleValue
 }
 

@@ -40,6 +40,9 @@ typedef void (*ct_range_fn)(void *ctx, int64_t begin, int64_t end);
 /// items and runs `fn` on them, the caller taking the first chunk. Returns when
 /// all chunks are done. Runs inline when n <= grain, when one thread is set, or
 /// when called from inside a parallel region (no nesting).
+/// Thread-safe: while one user thread's region runs, another user thread's
+/// call runs its whole range inline. Workers are detached (they never keep the
+/// process alive) and are re-created on demand in a fork()ed child.
 void ct_parallel_for(int64_t n, int64_t grain, ct_range_fn fn, void *ctx);
 
 // MARK: - GEMM
@@ -48,7 +51,8 @@ void ct_parallel_for(int64_t n, int64_t grain, ct_range_fn fn, void *ctx);
 /// A element (m,k) is at A[m*rsa + k*csa]; B (k,n) at B[k*rsb + n*csb];
 /// C (m,n) at C[m*rsc + n] (C rows contiguous). Any strides for A and B
 /// (transposes are handled in packing). beta == 0 means C is not read
-/// (it may hold garbage or NaN). Parallel over the pool when large enough.
+/// (it may hold garbage or NaN). Parallel over the pool when large enough
+/// (about 0.5M multiply-adds); callable from any thread, re-entrant.
 void ct_sgemm(int64_t M, int64_t N, int64_t K, float alpha,
               const float *A, int64_t rsa, int64_t csa,
               const float *B, int64_t rsb, int64_t csb,

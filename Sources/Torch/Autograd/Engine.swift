@@ -18,7 +18,7 @@ enum Engine {
         rootEdges.reserveCapacity(roots.count)
         for (i, r) in roots.enumerated() {
             let e = r.gradientEdge()
-            precondition(e.node != nil, "element \(i) of tensors does not require grad and does not have a grad_fn")
+            precondition(e.node != nil, AutogradMessage.noGradFn(i))
             rootEdges.append(e)
         }
 
@@ -49,7 +49,7 @@ enum Engine {
         if let captures {
             for (i, t) in captures.enumerated() {
                 let e = t.gradientEdge()
-                precondition(e.node != nil, "One of the differentiated Tensors does not require grad")
+                precondition(e.node != nil, AutogradMessage.inputNotRequiringGrad(i))
                 captureSlots.append((e.node!, e.inputNr, i))
             }
         }
@@ -142,10 +142,8 @@ extension Tensor {
     public var requiresGrad: Bool {
         get { _requiresGrad }
         set {
-            precondition(newValue || gradFn == nil,
-                         "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
-            precondition(!newValue || dtype.isFloatingPoint,
-                         "only Tensors of floating point dtype can require gradients (got \(dtype))")
+            precondition(newValue || gradFn == nil, AutogradMessage.nonLeafRequiresGrad)
+            precondition(!newValue || dtype.isFloatingPoint, AutogradMessage.requiresGradDType)
             _requiresGrad = newValue
         }
     }
@@ -167,14 +165,13 @@ extension Tensor {
     ///   - retainGraph: keep saved tensors for another backward (defaults to `createGraph`).
     ///   - createGraph: record the backward pass itself, for higher-order derivatives.
     public func backward(_ gradient: Tensor? = nil, retainGraph: Bool? = nil, createGraph: Bool = false) {
-        precondition(_requiresGrad, "element 0 of tensors does not require grad and does not have a grad_fn")
+        precondition(_requiresGrad, AutogradMessage.noGradFn(0))
         let g: Tensor
         if let gradient {
-            precondition(gradient.shape == shape,
-                         "backward: Mismatch in shape: grad_output[0] has a shape of \(shapeString(gradient.shape)) and output[0] has a shape of \(shapeString(shape)).")
+            precondition(gradient.shape == shape, AutogradMessage.shapeMismatch(0, gradient: gradient.shape, output: shape))
             g = gradient
         } else {
-            precondition(numel == 1, "grad can be implicitly created only for scalar outputs")
+            precondition(numel == 1, AutogradMessage.implicitGradNonScalar)
             g = torch.onesLike(self)
         }
         _ = Engine.run(roots: [self], grads: [g], retainGraph: retainGraph ?? createGraph, createGraph: createGraph)
@@ -182,7 +179,7 @@ extension Tensor {
 
     /// Keeps `.grad` for this non-leaf tensor after backward.
     public func retainGrad() {
-        precondition(_requiresGrad, "can't retain_grad on Tensor that has requires_grad=False")
+        precondition(_requiresGrad, AutogradMessage.retainGradWithoutGrad)
         guard let fn = gradFn, !retainsGrad else { return }
         retainsGrad = true
         fn.outputHooks.append((outputNr, { [weak self] g in
@@ -194,7 +191,7 @@ extension Tensor {
 
     /// Registers a hook called with this tensor's gradient; returning a tensor replaces the gradient.
     public func registerHook(_ hook: @escaping (Tensor) -> Tensor?) {
-        precondition(_requiresGrad, "cannot register a hook on a tensor that doesn't require gradient")
+        precondition(_requiresGrad, AutogradMessage.hookWithoutGrad)
         if let fn = gradFn {
             fn.outputHooks.append((outputNr, hook))
         } else {
@@ -230,7 +227,7 @@ extension torch {
             var gs: [Tensor] = []
             for (i, o) in outputs.enumerated() {
                 if let go = gradOutputs?[i] { gs.append(go) } else {
-                    precondition(o.numel == 1, "grad can be implicitly created only for scalar outputs")
+                    precondition(o.numel == 1, AutogradMessage.implicitGradNonScalar)
                     gs.append(torch.onesLike(o))
                 }
             }
@@ -238,7 +235,7 @@ extension torch {
                                createGraph: createGraph, captures: inputs)
             if !allowUnused {
                 for (i, g) in r.enumerated() {
-                    precondition(g != nil, "One of the differentiated Tensors (index \(i)) appears to not have been used in the graph. Set allow_unused=True if this is the desired behavior.")
+                    precondition(g != nil, AutogradMessage.unusedInput(i))
                 }
             }
             return r
@@ -255,4 +252,26 @@ extension torch {
     public static func setGradEnabled(_ enabled: Bool) { GradMode.isEnabled = enabled }
     /// Whether recording is on for this thread.
     public static func isGradEnabled() -> Bool { GradMode.isEnabled }
+}
+
+/// PyTorch's autograd error messages, built in one place so tests can compare them with PyTorch's
+/// (the checks themselves stop with a precondition, which a test cannot catch).
+enum AutogradMessage {
+    static let nonLeafRequiresGrad = "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+    static let requiresGradDType = "only Tensors of floating point dtype can require gradients"
+    static let implicitGradNonScalar = "grad can be implicitly created only for scalar outputs"
+    static let retainGradWithoutGrad = "can't retain_grad on Tensor that has requires_grad=False"
+    static let hookWithoutGrad = "cannot register a hook on a tensor that doesn't require gradient"
+    static let leafInPlace = "a leaf Variable that requires grad is being used in an in-place operation."
+    static let viewOfLeafInPlace = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+    static let backwardTwice = "Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if you need to access saved tensors after calling backward."
+
+    static func noGradFn(_ i: Int) -> String { "element \(i) of tensors does not require grad and does not have a grad_fn" }
+    static func inputNotRequiringGrad(_ i: Int) -> String { "One of the differentiated Tensors does not require grad (index \(i))" }
+    static func unusedInput(_ i: Int) -> String {
+        "The differentiated Tensor at index \(i) appears to not have been used in the graph. Set allow_unused=True if this is the desired behavior."
+    }
+    static func shapeMismatch(_ i: Int, gradient: [Int], output: [Int]) -> String {
+        "Mismatch in shape: grad_output[\(i)] has a shape of torch.Size(\(shapeString(gradient))) and output[\(i)] has a shape of torch.Size(\(shapeString(output)))."
+    }
 }

@@ -5,11 +5,11 @@ extension Tensor {
     func checkInPlace(_ op: String) {
         guard GradMode.isEnabled else { return }
         if _requiresGrad && gradFn == nil && viewBase == nil {
-            preconditionFailure("\(op): a leaf Variable that requires grad is being used in an in-place operation.")
+            preconditionFailure("\(op): " + AutogradMessage.leafInPlace)
         }
         if let base = viewBase, base._requiresGrad {
             if base.gradFn == nil {
-                preconditionFailure("\(op): a view of a leaf Variable that requires grad is being used in an in-place operation.")
+                preconditionFailure("\(op): " + AutogradMessage.viewOfLeafInPlace)
             }
             preconditionFailure("\(op): in-place operations on views of tensors that require grad are not supported yet; use an out-of-place op (e.g. torch.where) or clone() first.")
         }

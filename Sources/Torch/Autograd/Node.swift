@@ -48,6 +48,13 @@ public class Node: CustomStringConvertible {
 
     public var description: String { "<\(name)>" }
 
+    /// The name without its `Backward<n>` suffix (`MulBackward0` → `Mul`), as PyTorch's messages show it.
+    var shortName: String {
+        var n = Substring(name)
+        while let last = n.last, last.isNumber { n = n.dropLast() }
+        return n.hasSuffix("Backward") ? String(n.dropLast(8)) : name
+    }
+
     /// Computes input gradients from output gradients. Overridden by subclasses.
     func apply(_ grads: [Tensor?]) -> [Tensor?] { fatalError("\(name).apply is abstract") }
 
@@ -67,7 +74,7 @@ final class FunctionNode: Node {
 
     override func apply(_ grads: [Tensor?]) -> [Tensor?] {
         guard let backward else {
-            preconditionFailure("Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if you need to access saved tensors after calling backward.")
+            preconditionFailure(AutogradMessage.backwardTwice)
         }
         return backward(self, grads)
     }
@@ -142,7 +149,11 @@ struct SavedTensor {
     /// The saved tensor; stops with PyTorch's message if it was modified in place since.
     func unpack(_ node: Node) -> Tensor {
         if tensor.storage.version != version {
-            preconditionFailure(SavedTensor.modifiedMessage(tensor: tensor, node: node, version: tensor.storage.version, expected: version))
+            // PyTorch names the tensor's producer: the saving node for a saved output, the input's
+            // current grad_fn otherwise (none for a leaf).
+            preconditionFailure(SavedTensor.modifiedMessage(tensor: tensor, gradFn: isOutput ? node : tensor.gradFn,
+                                                            outputNr: isOutput ? 0 : tensor.outputNr,
+                                                            version: tensor.storage.version, expected: version))
         }
         if isOutput && GradMode.isEnabled {
             // Under create_graph, the output is re-attached to the node that made it.
@@ -155,8 +166,11 @@ struct SavedTensor {
         return tensor
     }
 
-    static func modifiedMessage(tensor: Tensor, node: Node, version: Int, expected: Int) -> String {
-        "one of the variables needed for gradient computation has been modified by an inplace operation: [\(tensor.legacyTypeName) \(shapeString(tensor.shape))], which is output 0 of \(node.name), is at version \(version); expected version \(expected) instead. Hint: the backtrace further above shows the operation that failed to compute its gradient. The variable in question was changed in there or anywhere later. Good luck!"
+    static func modifiedMessage(tensor: Tensor, gradFn: Node?, outputNr: Int, version: Int, expected: Int) -> String {
+        var m = "one of the variables needed for gradient computation has been modified by an inplace operation: [\(tensor.legacyTypeName) \(shapeString(tensor.shape))]"
+        if let gradFn { m += ", which is output \(outputNr) of \(gradFn.shortName)," }
+        m += " is at version \(version); expected version \(expected) instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+        return m
     }
 }
 

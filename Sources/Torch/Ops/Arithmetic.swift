@@ -34,7 +34,8 @@ enum BinaryOp {
 /// Runs `op` elementwise into `out` (already shaped to the broadcast shape, dtype = compute type).
 /// `a` and `b` must already have `out.dtype`.
 func binaryKernel(_ op: BinaryOp, _ a: Tensor, _ b: Tensor, into out: Tensor) {
-    let plan = StridedPlan(shape: out.shape, out.strides, a.broadcastStrides(to: out.shape), b.broadcastStrides(to: out.shape))
+    let plan = StridedPlan(shape: out.shape, out.strides, a.dim == 0 ? nil : a.broadcastStrides(to: out.shape),
+                           b.dim == 0 ? nil : b.broadcastStrides(to: out.shape))
     func floating<T: FloatElement>(_: T.Type) {
         let o = out.pointer(T.self), x = UnsafePointer(a.pointer(T.self)), y = UnsafePointer(b.pointer(T.self))
         switch op {
@@ -52,7 +53,18 @@ func binaryKernel(_ op: BinaryOp, _ a: Tensor, _ b: Tensor, into out: Tensor) {
                 let r = T.fmod(a, b)
                 return (r != 0 && (r < 0) != (b < 0)) ? r + b : r
             }
-        case .floorDivide: binaryLoop(plan, o, x, y) { ($0 / $1).rounded(.down) }
+        case .floorDivide:
+            // PyTorch's div_floor_floating: exact for a/b near integers, NaN for ±inf // finite.
+            binaryLoop(plan, o, x, y) { a, b in
+                if b == 0 { return a / b }
+                let mod = T.fmod(a, b)
+                var div = (a - mod) / b
+                if mod != 0 && (b < 0) != (mod < 0) { div -= 1 }
+                if div == 0 { return (a / b).sign == .minus ? -0.0 : 0 }
+                var q = div.rounded(.down)
+                if div - q > 0.5 { q += 1 }
+                return q
+            }
         }
     }
     func integer<T: NumericElement & FixedWidthInteger>(_: T.Type) {
@@ -219,7 +231,9 @@ func binary(_ op: BinaryOp, _ a: Tensor, _ b: Tensor) -> Tensor {
         let sb = savesInputs ? SavedTensor(b) : nil
         let so = op == .pow ? SavedTensor(output: out) : nil
         let aShape = a.shape, bShape = b.shape, aType = a.dtype, bType = b.dtype
-        record(nodeName(op), out, inputs: [a, b]) { node, g in
+        // A Swift number on the left is PyTorch's `number - tensor` (rsub) / `number ** tensor` (pow.Scalar).
+        let name = a.isWrappedNumber && op == .sub ? "RsubBackward1" : (a.isWrappedNumber && op == .pow ? "PowBackward2" : nodeName(op))
+        record(name, out, inputs: [a, b]) { node, g in
             binaryBackward(op, node, g, sa, sb, so, aShape, bShape, aType, bType, needA, needB)
         }
     }
@@ -316,7 +330,8 @@ extension Tensor {
     public static func + (a: Double, b: Tensor) -> Tensor { binary(.add, wrappedNumber(a, isFloating: true), b) }
     public static func - (a: Double, b: Tensor) -> Tensor { binary(.sub, wrappedNumber(a, isFloating: true), b) }
     public static func * (a: Double, b: Tensor) -> Tensor { binary(.mul, wrappedNumber(a, isFloating: true), b) }
-    public static func / (a: Double, b: Tensor) -> Tensor { binary(.div, wrappedNumber(a, isFloating: true), b) }
+    /// `number / tensor` is `tensor.reciprocal() * number`, as PyTorch computes it (same rounding, MulBackward0).
+    public static func / (a: Double, b: Tensor) -> Tensor { b.reciprocal() * a }
 
     public static func + (a: Tensor, b: Int) -> Tensor { binary(.add, a, wrappedNumber(b)) }
     public static func - (a: Tensor, b: Int) -> Tensor { binary(.sub, a, wrappedNumber(b)) }
@@ -325,7 +340,7 @@ extension Tensor {
     public static func + (a: Int, b: Tensor) -> Tensor { binary(.add, wrappedNumber(a), b) }
     public static func - (a: Int, b: Tensor) -> Tensor { binary(.sub, wrappedNumber(a), b) }
     public static func * (a: Int, b: Tensor) -> Tensor { binary(.mul, wrappedNumber(a), b) }
-    public static func / (a: Int, b: Tensor) -> Tensor { binary(.div, wrappedNumber(a), b) }
+    public static func / (a: Int, b: Tensor) -> Tensor { b.reciprocal() * a }
 
     public static prefix func - (a: Tensor) -> Tensor { a.neg() }
 
@@ -337,6 +352,10 @@ extension Tensor {
     public static func -= (a: Tensor, b: Double) { a.sub_(b) }
     public static func *= (a: Tensor, b: Double) { a.mul_(b) }
     public static func /= (a: Tensor, b: Double) { a.div_(b) }
+    public static func += (a: Tensor, b: Int) { a.add_(wrappedNumber(b)) }
+    public static func -= (a: Tensor, b: Int) { a.sub_(wrappedNumber(b)) }
+    public static func *= (a: Tensor, b: Int) { a.mul_(wrappedNumber(b)) }
+    public static func /= (a: Tensor, b: Int) { a.div_(wrappedNumber(b)) }
 }
 
 extension torch {
@@ -347,6 +366,8 @@ extension torch {
     public static func pow(_ a: Tensor, _ b: Tensor) -> Tensor { a.pow(b) }
     public static func pow(_ a: Tensor, _ b: Double) -> Tensor { a.pow(b) }
     public static func pow(_ a: Double, _ b: Tensor) -> Tensor { Tensor.wrappedNumber(a, isFloating: true).pow(b) }
+    /// An integer base keeps integer exponents integral (`2 ** intTensor` is int64 in PyTorch).
+    public static func pow(_ a: Int, _ b: Tensor) -> Tensor { Tensor.wrappedNumber(a).pow(b) }
     public static func maximum(_ a: Tensor, _ b: Tensor) -> Tensor { a.maximum(b) }
     public static func minimum(_ a: Tensor, _ b: Tensor) -> Tensor { a.minimum(b) }
     public static func atan2(_ a: Tensor, _ b: Tensor) -> Tensor { a.atan2(b) }

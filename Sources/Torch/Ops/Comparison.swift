@@ -133,7 +133,9 @@ extension Tensor {
     public func isclose(_ other: Tensor, rtol: Double = 1e-5, atol: Double = 1e-8, equalNan: Bool = false) -> Tensor {
         torch.noGrad {
             let a = self.double(), b = other.double()
-            var close = ((a - b).abs() .<= (b.abs() * rtol + atol)) | (a .== b)
+            // As PyTorch: equal, or a finite error within tolerance (so -inf vs inf is not close).
+            let err = (a - b).abs()
+            var close = (a .== b) | (err.isfinite() & (err .<= (b.abs() * rtol + atol)))
             if equalNan { close = close | (a.isnan() & b.isnan()) }
             return close
         }

@@ -73,14 +73,18 @@ extension Tensor {
     private func scatterImpl(_ dim: Int, _ index: Tensor, _ src: Tensor, accumulate: Bool) -> Tensor {
         let d = normalizeDim(dim, Swift.max(self.dim, 1), op: "scatter")
         precondition(index.dim == self.dim, "scatter(): Index tensor must have the same number of dimensions as self tensor")
+        precondition(src.dim == index.dim && zip(index.shape, src.shape).allSatisfy { $0 <= $1 },
+                     "scatter(): Expected index \(shapeString(index.shape)) to be smaller than src \(shapeString(src.shape)) in every dimension")
         let out = contiguousCopy()
         let s = src.to(dtype)
         let item = dtype.itemSize
-        let outStrides = out.strides
+        let outStrides = out.strides, srcStrides = s.strides
         forEachIndexed(index, dim: d, op: "scatter", dimSize: shape.isEmpty ? 1 : shape[d]) { lin, coords, t in
-            var off = 0
-            for k in 0..<coords.count { off += (k == d ? t : coords[k]) * outStrides[k] }
-            let srcOff = s.storageOffset(ofLinearIndex: lin) // index positions map to src positions
+            var off = 0, srcOff = s.storageOffset
+            for k in 0..<coords.count {
+                off += (k == d ? t : coords[k]) * outStrides[k]
+                srcOff += coords[k] * srcStrides[k]   // src is read at the index position's coordinates
+            }
             if accumulate {
                 switch dtype {
                 case .float32: out.pointer(Float.self)[off] += s.storage.data.assumingMemoryBound(to: Float.self)[srcOff]

@@ -94,14 +94,30 @@ extension Tensor {
     public func mv(_ v: Tensor) -> Tensor {
         precondition(dim == 2 && v.dim == 1, "mv: expected a matrix and a vector (got \(dim)-D and \(v.dim)-D)")
         precondition(shape[1] == v.shape[0], "mv: size mismatch, got input (\(shape[0])), mat (\(shape[0])x\(shape[1])), vec (\(v.shape[0]))")
-        return mm(v.unsqueeze(1)).squeeze(1)
+        let out = torch.noGrad { mm(v.unsqueeze(1)).squeeze(1) }
+        if anyNeedsGrad(self, v) {
+            let needM = _requiresGrad, needV = v._requiresGrad
+            let sm = needV ? SavedTensor(self) : nil, sv = needM ? SavedTensor(v) : nil
+            record("MvBackward0", out, inputs: [self, v]) { node, g in
+                [needM ? g.outer(sv!.unpack(node)) : nil, needV ? sm!.unpack(node).t().mv(g) : nil]
+            }
+        }
+        return out
     }
 
     /// Inner product of two 1-D tensors.
     public func dot(_ other: Tensor) -> Tensor {
         precondition(dim == 1 && other.dim == 1, "1D tensors expected, but got \(dim)D and \(other.dim)D tensors")
         precondition(shape[0] == other.shape[0], "inconsistent tensor size, expected tensor [\(shape[0])] and src [\(other.shape[0])] to have the same number of elements, but got \(shape[0]) and \(other.shape[0]) elements respectively")
-        return unsqueeze(0).mm(other.unsqueeze(1)).reshape([])
+        let out = torch.noGrad { unsqueeze(0).mm(other.unsqueeze(1)).reshape([]) }
+        if anyNeedsGrad(self, other) {
+            let needA = _requiresGrad, needB = other._requiresGrad
+            let sa = needB ? SavedTensor(self) : nil, sb = needA ? SavedTensor(other) : nil
+            record("DotBackward0", out, inputs: [self, other]) { node, g in
+                [needA ? g * sb!.unpack(node) : nil, needB ? g * sa!.unpack(node) : nil]
+            }
+        }
+        return out
     }
 
     /// Outer product of two 1-D tensors.

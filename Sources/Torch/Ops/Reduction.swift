@@ -319,44 +319,106 @@ extension Tensor {
 
     /// Variance with Bessel's correction by default (`correction: 1`, PyTorch's `unbiased=True`).
     public func `var`(dim: [Int]? = nil, correction: Int = 1, keepdim: Bool = false) -> Tensor {
-        precondition(dtype.isFloatingPoint, "var(): expected a floating point input (got \(dtype))")
-        let plan = ReductionPlan(shape, dims: dim, keepdim: keepdim, op: "var")
-        let mu = mean(dim: plan.reduced, keepdim: true)
-        let d = self - mu
-        let ss = (d * d).sum(dim: plan.reduced, keepdim: keepdim)
-        return ss / Double(Swift.max(plan.count - correction, 0))
+        varianceOrStd(dim, correction, keepdim, std: false)
     }
     public func `var`(dim: Int, correction: Int = 1, keepdim: Bool = false) -> Tensor { self.var(dim: [dim], correction: correction, keepdim: keepdim) }
     public func `var`(unbiased: Bool) -> Tensor { self.var(dim: nil, correction: unbiased ? 1 : 0) }
 
     /// Standard deviation (`sqrt(var)`).
     public func std(dim: [Int]? = nil, correction: Int = 1, keepdim: Bool = false) -> Tensor {
-        self.var(dim: dim, correction: correction, keepdim: keepdim).sqrt()
+        varianceOrStd(dim, correction, keepdim, std: true)
     }
     public func std(dim: Int, correction: Int = 1, keepdim: Bool = false) -> Tensor { std(dim: [dim], correction: correction, keepdim: keepdim) }
     public func std(unbiased: Bool) -> Tensor { std(dim: nil, correction: unbiased ? 1 : 0) }
 
+    /// var/std with PyTorch's backward formulas (VarBackward0 / StdBackward0), which stay finite
+    /// where the composite formula would give inf - inf (e.g. `correction` ≥ the group size).
+    private func varianceOrStd(_ dim: [Int]?, _ correction: Int, _ keepdim: Bool, std: Bool) -> Tensor {
+        let name = std ? "std" : "var"
+        precondition(dtype.isFloatingPoint, "\(name)(): expected a floating point input (got \(dtype))")
+        let plan = ReductionPlan(shape, dims: dim, keepdim: keepdim, op: name)
+        let dof = Double(Swift.max(plan.count - correction, 0))
+        let out = torch.noGrad { () -> Tensor in
+            let d = self - mean(dim: plan.reduced, keepdim: true)
+            let v = (d * d).sum(dim: plan.reduced, keepdim: keepdim) / dof
+            return std ? v.sqrt() : v
+        }
+        if needsGrad {
+            let sx = SavedTensor(self), so: SavedTensor? = std ? SavedTensor(output: out) : nil, inShape = shape
+            record(std ? "StdBackward0" : "VarBackward0", out, inputs: [self]) { node, g in
+                let x = sx.unpack(node)
+                var gv = g
+                if let so {
+                    let r = so.unpack(node)
+                    gv = torch.where(r .== 0, torch.zerosLike(g), g / (r * 2))
+                }
+                let centered = x - x.mean(dim: plan.reduced, keepdim: true)
+                return [expandReducedGradient(gv, inputShape: inShape, plan: plan, keepdim: keepdim) * centered * (2 / dof)]
+            }
+        }
+        return out
+    }
+
     /// p-norm over all elements or `dim` (p = 2 by default; `.infinity` for the max norm).
     public func norm(p: Double = 2, dim: [Int]? = nil, keepdim: Bool = false) -> Tensor {
-        let a = abs()
-        if p == .infinity { return a.amax(dim: dim ?? [], keepdim: keepdim) }
-        if p == -.infinity { return a.amin(dim: dim ?? [], keepdim: keepdim) }
-        if p == 1 { return a.sum(dim: dim ?? [], keepdim: keepdim) }
-        if p == 2 {
-            let s = (self * self).sum(dim: dim ?? [], keepdim: keepdim)
-            return s.sqrt()
+        let dims = dim ?? []
+        let out: Tensor = torch.noGrad {
+            let a = abs()
+            switch p {
+            case .infinity: return a.amax(dim: dims, keepdim: keepdim)
+            case -.infinity: return a.amin(dim: dims, keepdim: keepdim)
+            case 0: return (self .!= 0).to(dtype.floatingResult).sum(dim: dims, keepdim: keepdim)
+            case 1: return a.sum(dim: dims, keepdim: keepdim)
+            case 2: return (self * self).sum(dim: dims, keepdim: keepdim).sqrt()
+            default: return a.pow(p).sum(dim: dims, keepdim: keepdim).pow(1 / p)
+            }
         }
-        if p == 0 { return (self .!= 0).to(dtype.floatingResult).sum(dim: dim ?? [], keepdim: keepdim) }
-        return a.pow(p).sum(dim: dim ?? [], keepdim: keepdim).pow(1 / p)
+        if needsGrad {
+            // PyTorch's norm_backward: finite (0) at a zero vector, where the composite formula gives NaN.
+            let plan = ReductionPlan(shape, dims: dims, keepdim: keepdim, op: "norm")
+            let sx = SavedTensor(self), so = SavedTensor(output: out), inShape = shape
+            record("LinalgVectorNormBackward0", out, inputs: [self]) { node, g in
+                let x = sx.unpack(node)
+                let n = expandReducedGradient(so.unpack(node), inputShape: inShape, plan: plan, keepdim: keepdim)
+                let ge = expandReducedGradient(g, inputShape: inShape, plan: plan, keepdim: keepdim)
+                let zero = torch.zerosLike(ge)
+                switch p {
+                case 0: return [zero]
+                case 1: return [x.sign() * ge]
+                case 2: return [x * torch.where(n .== 0, zero, ge / n)]
+                case .infinity, -.infinity:
+                    let mask = (x.abs() .== n).to(ge.dtype)
+                    let count = expandReducedGradient(mask.sum(dim: plan.reduced, keepdim: true), inputShape: inShape, plan: plan, keepdim: true)
+                    return [x.sign() * mask * ge / count]
+                default:
+                    return [x * x.abs().pow(p - 2) * torch.where(n .== 0, zero, ge / n.pow(p - 1))]
+                }
+            }
+        }
+        return out
     }
     public func norm(p: Double = 2, dim: Int, keepdim: Bool = false) -> Tensor { norm(p: p, dim: [dim], keepdim: keepdim) }
 
     /// log(sum(exp(x))) over `dim`, computed stably.
     public func logsumexp(dim: [Int], keepdim: Bool = false) -> Tensor {
-        let m = torch.noGrad { amax(dim: dim, keepdim: true) }
-        let safeM = torch.where(m.isinf(), torch.zerosLike(m), m)
-        let r = (self - safeM).exp().sum(dim: dim, keepdim: true).log() + safeM
-        return keepdim ? r : r.squeeze(dim: dim)
+        // An empty input has no max: log(sum(exp(x))) is -inf (or empty), as in PyTorch.
+        if numel == 0 { return exp().sum(dim: dim, keepdim: keepdim).log() }
+        let out: Tensor = torch.noGrad {
+            let m = amax(dim: dim, keepdim: true)
+            let safeM = torch.where(m.isinf(), torch.zerosLike(m), m)
+            let r = (self - safeM).exp().sum(dim: dim, keepdim: true).log() + safeM
+            return keepdim ? r : r.squeeze(dim: dim)
+        }
+        if needsGrad {
+            // PyTorch's logsumexp_backward: g * exp(x - result).
+            let plan = ReductionPlan(shape, dims: dim, keepdim: keepdim, op: "logsumexp")
+            let sx = SavedTensor(self), so = SavedTensor(output: out), inShape = shape
+            record("LogsumexpBackward0", out, inputs: [self]) { node, g in
+                let r = expandReducedGradient(so.unpack(node), inputShape: inShape, plan: plan, keepdim: keepdim)
+                return [expandReducedGradient(g, inputShape: inShape, plan: plan, keepdim: keepdim) * (sx.unpack(node) - r).exp()]
+            }
+        }
+        return out
     }
     public func logsumexp(dim: Int, keepdim: Bool = false) -> Tensor { logsumexp(dim: [dim], keepdim: keepdim) }
 
@@ -383,8 +445,38 @@ extension Tensor {
             let sx = SavedTensor(self), so = SavedTensor(output: out)
             record("CumprodBackward0", out, inputs: [self]) { node, g in
                 let x = sx.unpack(node), o = so.unpack(node)
-                let go = g * o
-                return [(go.sum(dim: d, keepdim: true) - go.cumsum(dim: d) + go) / x]
+                func reverseCumsum(_ t: Tensor) -> Tensor { t.sum(dim: d, keepdim: true) - t.cumsum(dim: d) + t }
+                if x.dim == 0 { return [g] }
+                let isZero = x .== 0
+                if isZero.any().item() == 0 { return [reverseCumsum(g * o) / x] }
+                if GradMode.isEnabled {
+                    // create_graph with zeros: PyTorch's O(n²) formula, differentiable everywhere:
+                    // grad[k] = prod(x[..<k]) * (g[k] + sum_{j>k} g[j] * prod(x[k+1...j])).
+                    let n = x.shape[d]
+                    var total: Tensor? = nil
+                    for k in 0..<n {
+                        var term = g.narrow(d, k, 1)
+                        if k + 1 < n {
+                            let rest = n - k - 1
+                            term = term + (g.narrow(d, k + 1, rest) * x.narrow(d, k + 1, rest).cumprod(dim: d)).sum(dim: d, keepdim: true)
+                        }
+                        if k > 0 { term = term * x.narrow(d, 0, k).prod(dim: d, keepdim: true) }
+                        let placed = embedGradient(term, into: x.shape) { $0.narrow(d, k, 1) }
+                        total = total.map { $0 + placed } ?? placed
+                    }
+                    return [total!]
+                }
+                // With zeros (PyTorch's cumprod_backward): before the first zero of a line the
+                // quotient formula holds; at the first zero the gradient is the reverse cumsum of
+                // g * cumprod(x with that zero replaced by 1); after it, 0.
+                let (before, first) = torch.noGrad { () -> (Tensor, Tensor) in
+                    let zerosSoFar = isZero.to(.int64).cumsum(dim: d)
+                    return (zerosSoFar .== 0, isZero & (zerosSoFar .== 1))
+                }
+                let ones = torch.onesLike(x)
+                let gBefore = reverseCumsum(g * o) / torch.where(before, x, ones)
+                let gFirst = reverseCumsum(g * torch.where(first, ones, x).cumprod(dim: d))
+                return [torch.where(before, gBefore, torch.where(first, gFirst, torch.zerosLike(gFirst)))]
             }
         }
         return out

@@ -72,14 +72,14 @@ func unaryKernel(_ op: UnaryOp, _ x: Tensor, into out: Tensor) {
             return
         }
     }
-    let plan = StridedPlan(shape: out.shape, out.strides, x.strides, [Int](repeating: 0, count: x.dim))
+    let plan = StridedPlan(shape: out.shape, out.strides, x.strides, nil)
     func floating<T: FloatElement>(_: T.Type) {
         let o = out.pointer(T.self), a = UnsafePointer(x.pointer(T.self))
         switch op {
         case .abs: unaryLoop(plan, o, a) { Swift.abs($0) }
         case .neg: unaryLoop(plan, o, a) { -$0 }
-        case .sign: unaryLoop(plan, o, a) { $0 > 0 ? 1 : ($0 < 0 ? -1 : $0) }
-        case .relu: unaryLoop(plan, o, a) { $0 > 0 ? $0 : ($0.isNaN ? $0 : 0) }
+        case .sign: unaryLoop(plan, o, a) { $0 > 0 ? 1 : ($0 < 0 ? -1 : 0) }
+        case .relu: unaryLoop(plan, o, a) { $0 < 0 ? 0 : $0 }
         case .round: unaryLoop(plan, o, a) { T.rint($0) }
         case .floor: unaryLoop(plan, o, a) { $0.rounded(.down) }
         case .ceil: unaryLoop(plan, o, a) { $0.rounded(.up) }
@@ -329,12 +329,12 @@ extension Tensor {
         let out = clampForward(lo, hi)
         if needsGrad {
             let sx = SavedTensor(self)
-            let name = hi == nil ? "ClampMinBackward0" : (lo == nil ? "ClampMaxBackward0" : "ClampBackward1")
-            record(name, out, inputs: [self]) { node, g in
+            // PyTorch (2.x): the gradient passes strictly inside the bounds (0 at a bound and for NaN).
+            record("ClampBackward1", out, inputs: [self]) { node, g in
                 let x = sx.unpack(node)
                 var mask = torch.onesLike(x, dtype: .bool)
-                if let lo { mask = mask & (x .>= lo) }
-                if let hi { mask = mask & (x .<= hi) }
+                if let lo { mask = mask & (x .> lo) }
+                if let hi { mask = mask & (x .< hi) }
                 return [g * mask.to(g.dtype)]
             }
         }

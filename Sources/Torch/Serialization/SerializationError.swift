@@ -79,6 +79,10 @@ public enum SerializationError: Error, CustomStringConvertible {
     ///   - tensor: the tensor entry involved, when the problem belongs to one.
     case invalidSafetensors(reason: String, tensor: String?)
 
+    /// A gzip container (RFC 1952) is malformed: bad magic or flags, truncated header or trailer,
+    /// or a trailer whose CRC-32 or length does not match the decompressed data.
+    case corruptGzip(reason: String, offset: Int)
+
     /// A value handed to a writer cannot be encoded (duplicate zip entry name, a name that is too
     /// long, a size that does not match the bytes written, a string too long for the format, …).
     case invalidArgument(String)
@@ -130,6 +134,8 @@ public enum SerializationError: Error, CustomStringConvertible {
         case let .invalidSafetensors(reason, tensor):
             if let tensor = tensor { return "invalid safetensors header: tensor '\(tensor)': \(reason)" }
             return "invalid safetensors header: \(reason)"
+        case let .corruptGzip(reason, offset):
+            return "corrupt gzip data: \(reason) at byte offset \(offset)"
         case let .invalidArgument(message):
             return "invalid argument: \(message)"
         case let .invalidCheckpoint(reason):

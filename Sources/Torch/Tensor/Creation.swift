@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Tensor creation: `torch.tensor` from Swift values and nested arrays, `zeros ones full empty eye
 /// arange linspace logspace` (+ `…Like`), random `rand randn randint normal randperm` (+ `…Like`).
 
@@ -68,7 +72,8 @@ extension torch {
         let shape = c.shape
         let n = shapeNumel(shape)
         precondition(c.doubles.count == n, "tensor: ragged nested sequence (expected \(n) elements, got \(c.doubles.count))")
-        let inferred: DType = c.isFloating ? torch.defaultDType : (c.isBool ? .bool : .int64)
+        // An empty literal carries no element type: PyTorch's `torch.tensor([])` is the default float type.
+        let inferred: DType = (c.isFloating || n == 0) ? torch.defaultDType : (c.isBool ? .bool : .int64)
         let t: Tensor
         if !c.isFloating && !c.isBool {
             t = Tensor(c.ints, shape: shape)
@@ -82,13 +87,21 @@ extension torch {
         return out
     }
 
-    /// A tensor filled with `value`.
+    /// A tensor filled with `value` (the default float type unless `dtype` is given).
     public static func full(_ shape: [Int], _ value: Double, dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
-        let dt = dtype ?? (value.rounded() == value && !(value.isNaN || value.isInfinite) && dtype == nil ? torch.defaultDType : torch.defaultDType)
-        let t = Tensor(uninitializedShape: shape, dtype: dt)
+        let t = Tensor(uninitializedShape: shape, dtype: dtype ?? torch.defaultDType)
         fillKernel(t, value)
         if requiresGrad { t.requiresGrad = true }
         return t
+    }
+
+    /// A tensor filled with an integer: int64 unless `dtype` is given, as `torch.full((2,), 7)` in PyTorch.
+    public static func full(_ shape: [Int], _ value: Int, dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
+        full(shape, Double(value), dtype: dtype ?? .int64, requiresGrad: requiresGrad)
+    }
+    /// A tensor filled with a Bool: bool unless `dtype` is given.
+    public static func full(_ shape: [Int], _ value: Bool, dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
+        full(shape, value ? 1.0 : 0.0, dtype: dtype ?? .bool, requiresGrad: requiresGrad)
     }
 
     public static func zeros(_ shape: Int..., dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
@@ -101,10 +114,10 @@ extension torch {
         return t
     }
     public static func ones(_ shape: Int..., dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
-        full(shape, 1, dtype: dtype, requiresGrad: requiresGrad)
+        full(shape, 1.0, dtype: dtype, requiresGrad: requiresGrad)
     }
     public static func ones(_ shape: [Int], dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
-        full(shape, 1, dtype: dtype, requiresGrad: requiresGrad)
+        full(shape, 1.0, dtype: dtype, requiresGrad: requiresGrad)
     }
     /// Uninitialised memory (values are arbitrary).
     public static func empty(_ shape: Int..., dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
@@ -119,7 +132,7 @@ extension torch {
         zeros(t.shape, dtype: dtype ?? t.dtype, requiresGrad: requiresGrad)
     }
     public static func onesLike(_ t: Tensor, dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
-        full(t.shape, 1, dtype: dtype ?? t.dtype, requiresGrad: requiresGrad)
+        full(t.shape, 1.0, dtype: dtype ?? t.dtype, requiresGrad: requiresGrad)
     }
     public static func fullLike(_ t: Tensor, _ value: Double, dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
         full(t.shape, value, dtype: dtype ?? t.dtype, requiresGrad: requiresGrad)
@@ -151,27 +164,69 @@ extension torch {
         precondition(step != 0, "arange: step must be nonzero")
         precondition((end - start) * step >= 0, "arange: upper bound and larger bound inconsistent with step sign")
         let n = Swift.max(0, Int(((end - start) / step).rounded(.up)))
-        let vals = (0..<n).map { start + Double($0) * step }
-        return Tensor(vals, shape: [n]).to(dtype ?? torch.defaultDType)
+        let dt = dtype ?? torch.defaultDType
+        // PyTorch's CPU kernel (one chunk): pairs of vectors (8 floats / 4 doubles) each start at
+        // start + step*i rounded to the element type and add j*step in double; the tail is scalar.
+        let width = dt == .float32 ? 8 : (dt == .float64 ? 4 : n + 1)
+        let round: (Double) -> Double = dt == .float32 ? { Double(Float($0)) } : { $0 }
+        var vals = [Double](repeating: 0, count: n)
+        var i = 0
+        while i + 2 * width <= n {
+            for _ in 0..<2 {
+                let base = round(start.addingProduct(step, Double(i)))
+                for j in 0..<width { vals[i + j] = round(base.addingProduct(step, Double(j))) }
+                i += width
+            }
+        }
+        while i < n { vals[i] = start.addingProduct(step, Double(i)); i += 1 }
+        return Tensor(vals, shape: [n]).to(dt)
     }
 
     /// `steps` evenly spaced values from `start` to `end` inclusive.
+    ///
+    /// Computed like PyTorch's CPU kernel, in the output's precision (float32 arithmetic for
+    /// float32), the first half counting up from `start` and the second half down from `end`.
     public static func linspace(_ start: Double, _ end: Double, steps: Int, dtype: DType? = nil) -> Tensor {
         precondition(steps >= 0, "linspace: number of steps must be non-negative")
-        let step = steps > 1 ? (end - start) / Double(steps - 1) : 0
-        // PyTorch fills the second half from the end for symmetry.
+        let dt = dtype ?? torch.defaultDType
+        if steps == 1 { return full([1], start, dtype: dt) }
         let half = steps / 2
-        let vals = (0..<steps).map { i in i < half ? start + step * Double(i) : end - step * Double(steps - 1 - i) }
-        return Tensor(vals, shape: [steps]).to(dtype ?? torch.defaultDType)
+        func values<T: BinaryFloatingPoint>(_ s: T, _ e: T) -> [T] {
+            // Fused multiply-adds, as in PyTorch's (AVX2-built) kernel.
+            let step = (e - s) / T(steps - 1)
+            return (0..<steps).map { i in i < half ? s.addingProduct(step, T(i)) : e.addingProduct(-step, T(steps - i - 1)) }
+        }
+        switch dt {
+        case .float64: return Tensor(values(start, end), shape: [steps])
+        case .float32, .float16, .bfloat16: return Tensor(values(Float(start), Float(end)), shape: [steps]).to(dt)
+        default:
+            // Integer outputs: integer endpoints, a double step, truncation.
+            let v = values(Double(Int64(torchDouble: start)), Double(Int64(torchDouble: end)))
+            return Tensor(v.map { Int64(torchDouble: $0) }, shape: [steps]).to(dt)
+        }
     }
     public static func linspace(_ start: Double, _ end: Double, _ steps: Int, dtype: DType? = nil) -> Tensor {
         linspace(start, end, steps: steps, dtype: dtype)
     }
 
-    /// `steps` values `base^x` for x evenly spaced from start to end.
+    /// `steps` values `base^x` for x evenly spaced from start to end (PyTorch's CPU formula: the
+    /// endpoints rounded to the output type, exponents and powers in double).
     public static func logspace(_ start: Double, _ end: Double, steps: Int, base: Double = 10, dtype: DType? = nil) -> Tensor {
-        let e = linspace(start, end, steps: steps, dtype: .float64)
-        return torch.pow(base, e).to(dtype ?? torch.defaultDType)
+        precondition(steps >= 0, "logspace: number of steps must be non-negative")
+        let dt = dtype ?? torch.defaultDType
+        let s: Double, e: Double, span: Double
+        if dt == .float64 {
+            (s, e, span) = (start, end, end - start)
+        } else {
+            let fs = Float(start), fe = Float(end)
+            (s, e, span) = (Double(fs), Double(fe), Double(fe - fs))
+        }
+        if steps == 1 { return Tensor([Glibc.pow(base, s)], shape: [1]).to(dt) }
+        let step = span / Double(steps - 1), half = steps / 2
+        let vals = (0..<steps).map { i in
+            Glibc.pow(base, i < half ? s + step * Double(i) : e - step * Double(steps - i - 1))
+        }
+        return Tensor(vals, shape: [steps]).to(dt)
     }
 
     // MARK: Random

@@ -10,8 +10,8 @@ import Glibc
 /// let x = torch.rand(2, 2, generator: g)
 /// ```
 public final class Generator {
-    private var mt = [UInt32](repeating: 0, count: 624)
-    private var index = 624
+    @exclusivity(unchecked) private var mt = [UInt32](repeating: 0, count: 624)
+    @exclusivity(unchecked) private var index = 624
     private(set) var seedValue: UInt64 = 67280421310721
     /// Cached second Box–Muller sample for scalar normal draws (PyTorch keeps one too).
     var nextDoubleNormal: Double?
@@ -70,16 +70,19 @@ public final class Generator {
         return (hi << 32) | lo
     }
 
-    /// Uniform float in [from, to) from 24 random bits.
+    /// Uniform float in [from, to) from 24 random bits. `u * (to - from) + from` is rounded once
+    /// (a fused multiply-add), as in PyTorch's CPU kernel built for AVX2.
     @inline(__always) func uniformFloat(_ from: Float, _ to: Float) -> Float {
         let u = Float(random() & ((1 << 24) - 1)) * (1.0 / 16_777_216.0)
-        return u * (to - from) + from
+        if from == 0 && to == 1 { return u }
+        return from.addingProduct(u, to - from)
     }
 
-    /// Uniform double in [from, to) from 53 random bits.
+    /// Uniform double in [from, to) from 53 random bits (one rounding, like `uniformFloat`).
     @inline(__always) func uniformDouble(_ from: Double, _ to: Double) -> Double {
         let u = Double(random64() & ((1 << 53) - 1)) * (1.0 / 9_007_199_254_740_992.0)
-        return u * (to - from) + from
+        if from == 0 && to == 1 { return u }
+        return from.addingProduct(u, to - from)
     }
 
     /// One standard normal sample as PyTorch's scalar `normal_distribution<double>` draws it.
@@ -104,18 +107,33 @@ public final class Generator {
 
     /// Fills `n` values with normal samples using PyTorch's CPU scheme: for n ≥ 16, uniforms for
     /// the whole buffer then Box–Muller over blocks of 16 (the last block recomputed to cover the
-    /// tail); for fewer, scalar draws.
+    /// tail); for fewer, scalar draws. float32 blocks reproduce PyTorch's AVX2 kernel bit for bit
+    /// (its cephes log/sincos in float arithmetic with the compiler's fused multiply-adds); float64
+    /// blocks use libm in double with a fused final multiply-add, as PyTorch's build does.
     func fillNormal<T: BinaryFloatingPoint>(_ p: UnsafeMutablePointer<T>, _ n: Int, mean: Double, std: Double) {
         if n >= 16 {
             fillUniform(p, n, 0, 1)
             func block(_ q: UnsafeMutablePointer<T>) {
+                if T.self == Float.self {
+                    let f = UnsafeMutableRawPointer(q).assumingMemoryBound(to: Float.self)
+                    let m = Float(mean), s = Float(std), twoPi = Float(2 * Double.pi)
+                    for j in 0..<8 {
+                        let u1 = 1 - f[j]
+                        let u2 = f[j + 8]
+                        let radius = (-2 * avxLogf(u1)).squareRoot()
+                        let (sinT, cosT) = avxSinCosf(twoPi * u2)
+                        f[j] = m.addingProduct(radius * cosT, s)
+                        f[j + 8] = m.addingProduct(radius * sinT, s)
+                    }
+                    return
+                }
                 for j in 0..<8 {
                     let u1 = 1 - Double(q[j])
                     let u2 = Double(q[j + 8])
                     let radius = (-2 * Glibc.log(u1)).squareRoot()
                     let theta = 2 * Double.pi * u2
-                    q[j] = T(radius * Glibc.cos(theta) * std + mean)
-                    q[j + 8] = T(radius * Glibc.sin(theta) * std + mean)
+                    q[j] = T(mean.addingProduct(radius * Glibc.cos(theta), std))
+                    q[j + 8] = T(mean.addingProduct(radius * Glibc.sin(theta), std))
                 }
             }
             var i = 0
@@ -126,9 +144,73 @@ public final class Generator {
                 block(tail)
             }
         } else {
-            for i in 0..<n { p[i] = T(normalDouble() * std + mean) }
+            for i in 0..<n { p[i] = T(mean.addingProduct(normalDouble(), std)) }
         }
     }
+}
+
+// MARK: - PyTorch's AVX2 float math for normal_
+
+/// log(x) for x > 0 as PyTorch's AVX2 `normal_` kernel computes it: the cephes polynomial in
+/// float arithmetic, with the multiply-adds GCC fuses in that build.
+@inline(__always) private func avxLogf(_ v: Float) -> Float {
+    if !(v > 0) { return .nan }
+    var x = Swift.max(v, Float(bitPattern: 0x0080_0000))
+    let exponent = Int32(bitPattern: x.bitPattern >> 23)
+    x = Float(bitPattern: (x.bitPattern & ~0x7F80_0000) | Float(0.5).bitPattern)
+    var e = Float(exponent - 0x7F) + 1
+    let below = x < 0.707106781186547524 as Float
+    let tmp: Float = below ? x : 0
+    x = x - 1
+    if below { e = e - 1 }
+    x = x + tmp
+    let z = x * x
+    var y: Float = 7.0376836292E-2
+    y = Float(-1.1514610310E-1).addingProduct(y, x)
+    y = Float(1.1676998740E-1).addingProduct(y, x)
+    y = Float(-1.2420140846E-1).addingProduct(y, x)
+    y = Float(1.4249322787E-1).addingProduct(y, x)
+    y = Float(-1.6668057665E-1).addingProduct(y, x)
+    y = Float(2.0000714765E-1).addingProduct(y, x)
+    y = Float(-2.4999993993E-1).addingProduct(y, x)
+    y = Float(3.3333331174E-1).addingProduct(y, x)
+    y = y * x
+    y = (e * -2.12194440e-4).addingProduct(y, z)
+    y = y.addingProduct(z, -0.5)
+    x = x + y
+    return x.addingProduct(e, 0.693359375)
+}
+
+/// (sin x, cos x) for x ≥ 0 as PyTorch's AVX2 `normal_` kernel computes them (cephes, float
+/// arithmetic, GCC's fused multiply-adds).
+@inline(__always) private func avxSinCosf(_ xx: Float) -> (Float, Float) {
+    var x = Swift.abs(xx)
+    var j = Int32(x * 1.27323954473516)
+    j = (j &+ 1) & ~1
+    let y = Float(j)
+    let swapSin = (j & 4) != 0
+    let sinPoly = (j & 2) == 0
+    x = x.addingProduct(y, -0.78515625)
+    x = x.addingProduct(y, -2.4187564849853515625e-4)
+    x = x.addingProduct(y, -3.77489497744594108e-8)
+    let negCos = (~(j &- 2) & 4) != 0
+    let negSin = (xx < 0) != swapSin
+    let z = x * x
+    var c: Float = 2.443315711809948E-005
+    c = Float(-1.388731625493765E-003).addingProduct(c, z)
+    c = Float(4.166664568298827E-002).addingProduct(c, z)
+    c = c * z
+    c = (-(z * 0.5)).addingProduct(c, z)
+    c = c + 1
+    var s: Float = -1.9515295891E-4
+    s = Float(8.3321608736E-3).addingProduct(s, z)
+    s = Float(-1.6666654611E-1).addingProduct(s, z)
+    s = s * z
+    s = x.addingProduct(s, x)
+    var sinV = sinPoly ? s : c, cosV = sinPoly ? c : s
+    if negSin { sinV = -sinV }
+    if negCos { cosV = -cosV }
+    return (sinV, cosV)
 }
 
 extension torch {

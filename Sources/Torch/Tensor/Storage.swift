@@ -16,7 +16,7 @@ public final class Storage {
     /// Size in bytes.
     public let byteCount: Int
     /// In-place modification counter.
-    public internal(set) var version: Int = 0
+    @exclusivity(unchecked) public internal(set) var version: Int = 0
     /// Keeps an external owner (e.g. a memory map) alive; nil for our own allocations.
     private let owner: AnyObject?
     /// Bytes reserved from the caching allocator (0 for borrowed memory).

@@ -13,22 +13,22 @@
 /// open: the only subclass is `nn.Parameter`, defined in this module.
 public class Tensor {
     /// The shared memory this tensor views.
-    final public internal(set) var storage: Storage
+    @exclusivity(unchecked) final public internal(set) var storage: Storage
     /// Sizes of each dimension.
-    final public internal(set) var shape: [Int]
+    @exclusivity(unchecked) final public internal(set) var shape: [Int]
     /// Steps, in elements, between neighbours of each dimension.
-    final public internal(set) var strides: [Int]
+    @exclusivity(unchecked) final public internal(set) var strides: [Int]
     /// First element's offset, in elements, into `storage`.
-    final public internal(set) var storageOffset: Int
+    @exclusivity(unchecked) final public internal(set) var storageOffset: Int
     /// Element type.
-    final public internal(set) var dtype: DType
+    @exclusivity(unchecked) final public internal(set) var dtype: DType
 
     // Autograd state (see Autograd/).
-    @usableFromInline final var _requiresGrad = false
+    @exclusivity(unchecked) @usableFromInline final var _requiresGrad = false
     /// Accumulated gradient of a leaf (or of a tensor that called `retainGrad()`).
-    final public var grad: Tensor?
+    @exclusivity(unchecked) final public var grad: Tensor?
     /// The node that produced this tensor, nil for leaves.
-    final public internal(set) var gradFn: Node?
+    @exclusivity(unchecked) final public internal(set) var gradFn: Node?
     /// Which output of `gradFn` this tensor is.
     final var outputNr = 0
     /// A leaf's gradient accumulator (held weakly: the graph owns it).
@@ -38,9 +38,9 @@ public class Tensor {
     /// Hooks registered with `registerHook`, run on the gradient before it is used.
     final var hooks: [(Tensor) -> Tensor?] = []
     /// The tensor this one is a view of (nil when it owns its storage alone).
-    final var viewBase: Tensor?
+    @exclusivity(unchecked) final var viewBase: Tensor?
     /// True for a 0-d tensor made from a Swift number operand (lowest priority in type promotion).
-    final var isWrappedNumber = false
+    @exclusivity(unchecked) final var isWrappedNumber = false
 
     /// Creates a tensor over `storage` (no copy).
     init(storage: Storage, shape: [Int], strides: [Int], offset: Int, dtype: DType) {

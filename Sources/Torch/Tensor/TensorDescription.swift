@@ -10,9 +10,10 @@ extension Tensor: CustomStringConvertible, CustomDebugStringConvertible {
         let intElement: ((Int) -> Int64)? = dtype == .int64 ? { [self] i in
             storage.data.assumingMemoryBound(to: Int64.self)[storageOffset(ofLinearIndex: i)]
         } : nil
-        return TensorFormatter.repr(shape: shape, dtype: dtype, options: PrintOptions.current,
-                                    element: { [self] i in element(atLinearIndex: i) },
-                                    intElement: intElement, extras: extras)
+        let repr = TensorFormatter.repr(shape: shape, dtype: dtype, options: PrintOptions.current,
+                                        element: { [self] i in element(atLinearIndex: i) },
+                                        intElement: intElement, extras: extras)
+        return self is nn.Parameter ? "Parameter containing:\n" + repr : repr
     }
 
     public var debugDescription: String { description }

@@ -32,8 +32,7 @@ enum CachingAllocator {
     static func allocate(_ bytes: Int) -> (UnsafeMutableRawPointer, Int) {
         let size = bucketSize(bytes)
         pthread_mutex_lock(lock)
-        if var list = buckets[size], let p = list.popLast() {
-            buckets[size] = list
+        if let p = buckets[size]?.popLast() {   // in place: no copy of the list
             cachedBytes -= size
             pthread_mutex_unlock(lock)
             return (p, size)

@@ -85,8 +85,7 @@ func ternaryLoop<A, B, C, R>(_ shape: [Int], _ out: (UnsafeMutablePointer<R>, [I
 
 /// Copies `src` (broadcastable to `dst`) into `dst`, converting element types.
 func copyKernel(from src: Tensor, into dst: Tensor) {
-    let plan = StridedPlan(shape: dst.shape, dst.strides, src.broadcastStrides(to: dst.shape),
-                           [Int](repeating: 0, count: dst.shape.count))
+    let plan = StridedPlan(shape: dst.shape, dst.strides, src.broadcastStrides(to: dst.shape), nil)
     if src.dtype == dst.dtype {
         // Bit copy by element size.
         func move<T>(_: T.Type) {
@@ -129,8 +128,7 @@ func copyKernel(from src: Tensor, into dst: Tensor) {
 
 /// Writes `value` (converted to the tensor's dtype) into every element of `dst`.
 func fillKernel(_ dst: Tensor, _ value: Double) {
-    let plan = StridedPlan(shape: dst.shape, dst.strides, [Int](repeating: 0, count: dst.dim),
-                           [Int](repeating: 0, count: dst.dim))
+    let plan = StridedPlan(shape: dst.shape, dst.strides, nil, nil)
     func fill<T: StorableElement>(_: T.Type) {
         let v = T.from(double: value)
         let p = dst.pointer(T.self)

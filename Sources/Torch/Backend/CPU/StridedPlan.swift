@@ -4,75 +4,98 @@
 ///
 /// Kernels receive rows: `(count, offset0, offset1, offset2)` plus the inner strides, all in elements.
 struct StridedPlan {
-    /// Coalesced sizes, innermost last (at least one dim).
-    private(set) var sizes: [Int]
-    private(set) var s0: [Int]
-    private(set) var s1: [Int]
-    private(set) var s2: [Int]
+    /// Elements per inner row.
+    let inner: Int
+    /// Inner strides of the three operands.
+    let innerStrides: (Int, Int, Int)
+    /// Outer (coalesced) sizes and strides, outermost first; empty when there is a single row.
+    private let outerSizes: [Int]
+    private let o0: [Int], o1: [Int], o2: [Int]
 
-    /// Builds a plan; pass `[]`-free strides with the same rank as `shape` (use zeros for unused operands).
-    init(shape: [Int], _ a: [Int], _ b: [Int], _ c: [Int]) {
-        var sz: [Int] = [], x: [Int] = [], y: [Int] = [], z: [Int] = []
-        sz.reserveCapacity(shape.count); x.reserveCapacity(shape.count)
-        y.reserveCapacity(shape.count); z.reserveCapacity(shape.count)
-        for d in 0..<shape.count where shape[d] != 1 {
-            if let last = sz.last,
-               x[x.count - 1] == a[d] * shape[d], y[y.count - 1] == b[d] * shape[d], z[z.count - 1] == c[d] * shape[d] {
-                // Outer dim (last appended) steps exactly over this dim: merge.
-                sz[sz.count - 1] = last * shape[d]
-                x[x.count - 1] = a[d]; y[y.count - 1] = b[d]; z[z.count - 1] = c[d]
-            } else {
-                sz.append(shape[d]); x.append(a[d]); y.append(b[d]); z.append(c[d])
+    /// Builds a plan for `shape`; `nil` strides mean "all zero" (an unused or scalar operand).
+    /// Allocates nothing when everything coalesces into one row (the contiguous case).
+    init(shape: [Int], _ a: [Int], _ b: [Int]?, _ c: [Int]?) {
+        let rank = shape.count
+        var inner = 1, i0 = 0, i1 = 0, i2 = 0
+        var haveInner = false
+        var outer: [(Int, Int, Int, Int)] = []
+        // Walk from the innermost dim outwards, merging while strides chain.
+        var d = rank - 1
+        while d >= 0 {
+            let n = shape[d]
+            if n != 1 {
+                let sa = a[d], sb = b?[d] ?? 0, sc = c?[d] ?? 0
+                if !haveInner {
+                    inner = n; i0 = sa; i1 = sb; i2 = sc; haveInner = true
+                } else if outer.isEmpty && sa == i0 * inner && sb == i1 * inner && sc == i2 * inner {
+                    inner *= n
+                } else if let last = outer.last, sa == last.1 * last.0, sb == last.2 * last.0, sc == last.3 * last.0 {
+                    outer[outer.count - 1].0 = last.0 * n
+                } else {
+                    outer.append((n, sa, sb, sc))
+                }
             }
+            d -= 1
         }
-        if sz.isEmpty { sz = [1]; x = [0]; y = [0]; z = [0] }
-        sizes = sz; s0 = x; s1 = y; s2 = z
+        self.inner = haveInner ? inner : 1
+        innerStrides = (i0, i1, i2)
+        if outer.isEmpty {
+            outerSizes = []; o0 = []; o1 = []; o2 = []
+        } else {
+            outer.reverse()
+            outerSizes = outer.map(\.0); o0 = outer.map(\.1); o1 = outer.map(\.2); o2 = outer.map(\.3)
+        }
     }
 
-    /// Elements per inner row.
-    @inline(__always) var inner: Int { sizes[sizes.count - 1] }
+    /// A plan over `n` elements with fixed strides (no allocation).
+    init(flat n: Int, _ s0: Int, _ s1: Int, _ s2: Int) {
+        inner = n
+        innerStrides = (s0, s1, s2)
+        outerSizes = []; o0 = []; o1 = []; o2 = []
+    }
+
+    /// Coalesced sizes, outermost first (for plan comparisons).
+    var sizes: [Int] { outerSizes + [inner] }
+
     /// Number of inner rows.
     var rows: Int {
         var n = 1
-        for i in 0..<(sizes.count - 1) { n *= sizes[i] }
+        for s in outerSizes { n *= s }
         return n
-    }
-    @inline(__always) var innerStrides: (Int, Int, Int) {
-        let k = sizes.count - 1
-        return (s0[k], s1[k], s2[k])
     }
 
     /// Calls `body(count, o0, o1, o2)` for rows `range` (a sub-range of `0..<rows`), in order.
     @inline(__always)
     func forEachRow(_ range: Range<Int>, _ body: (Int, Int, Int, Int) -> Void) {
+        if range.isEmpty { return }     // also covers empty tensors (a size-0 dim would divide by zero below)
         let n = inner
-        let outerRank = sizes.count - 1
+        let outerRank = outerSizes.count
         if outerRank == 0 {
             if !range.isEmpty { body(n, 0, 0, 0) }
             return
         }
         if outerRank == 1 {
-            let a = s0[0], b = s1[0], c = s2[0]
-            for r in range { body(n, r * a, r * b, r * c) }
+            let a = o0[0], b = o1[0], c = o2[0]
+            for r in range { body(n, r &* a, r &* b, r &* c) }
             return
         }
         // Odometer over outer dims, started at range.lowerBound.
         var idx = [Int](repeating: 0, count: outerRank)
         var rem = range.lowerBound
-        var o0 = 0, o1 = 0, o2 = 0
-        for d in stride(from: outerRank - 1, through: 0, by: -1) {
-            idx[d] = rem % sizes[d]
-            rem /= sizes[d]
-            o0 += idx[d] * s0[d]; o1 += idx[d] * s1[d]; o2 += idx[d] * s2[d]
+        var x = 0, y = 0, z = 0
+        for d in Swift.stride(from: outerRank - 1, through: 0, by: -1) {
+            idx[d] = rem % outerSizes[d]
+            rem /= outerSizes[d]
+            x += idx[d] * o0[d]; y += idx[d] * o1[d]; z += idx[d] * o2[d]
         }
         for _ in range {
-            body(n, o0, o1, o2)
+            body(n, x, y, z)
             var d = outerRank - 1
             while d >= 0 {
                 idx[d] += 1
-                o0 += s0[d]; o1 += s1[d]; o2 += s2[d]
-                if idx[d] < sizes[d] { break }
-                o0 -= s0[d] * sizes[d]; o1 -= s1[d] * sizes[d]; o2 -= s2[d] * sizes[d]
+                x += o0[d]; y += o1[d]; z += o2[d]
+                if idx[d] < outerSizes[d] { break }
+                x -= o0[d] * outerSizes[d]; y -= o1[d] * outerSizes[d]; z -= o2[d] * outerSizes[d]
                 idx[d] = 0
                 d -= 1
             }
@@ -82,9 +105,19 @@ struct StridedPlan {
     /// Runs rows in parallel when the total work is large.
     @inline(__always)
     func parallelRows(_ body: (Int, Int, Int, Int) -> Void) {
+        if outerSizes.isEmpty {
+            // One long row: split it into chunks.
+            let (s0, s1, s2) = innerStrides
+            if inner <= elementwiseGrain {
+                body(inner, 0, 0, 0)
+            } else {
+                parallelFor(inner, grain: elementwiseGrain) { lo, hi in body(hi - lo, lo &* s0, lo &* s1, lo &* s2) }
+            }
+            return
+        }
         let r = rows
-        let perRow = max(inner, 1)
-        let grainRows = max(1, elementwiseGrain / perRow)
+        let perRow = Swift.max(inner, 1)
+        let grainRows = Swift.max(1, elementwiseGrain / perRow)
         if r <= grainRows {
             forEachRow(0..<r, body)
         } else {
@@ -119,6 +152,7 @@ func broadcastErrorMessage(op: String, _ a: [Int], _ b: [Int], dim: Int) -> Stri
 extension Tensor {
     /// Strides of this tensor viewed as `target` by broadcasting (0 in broadcast dims).
     func broadcastStrides(to target: [Int]) -> [Int] {
+        if shape == target { return strides }
         let off = target.count - shape.count
         var s = [Int](repeating: 0, count: target.count)
         for i in 0..<shape.count where shape[i] != 1 {

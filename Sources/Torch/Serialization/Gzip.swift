@@ -1,0 +1,150 @@
+// gzip (RFC 1952) container parsing on top of the raw DEFLATE decoder.
+//
+// A gzip file is one or more members, each: a 10-byte header (1f 8b 08 FLG MTIME XFL OS), optional
+// FEXTRA / FNAME / FCOMMENT / FHCRC fields, a DEFLATE stream, and an 8-byte trailer (CRC-32 and
+// length mod 2^32 of the member's data). Every field is bounds-checked; trailers are verified.
+
+/// gzip decompression (`.gz` files), for hostile input: malformed containers throw
+/// ``SerializationError/corruptGzip(reason:offset:)``, malformed streams the DEFLATE errors, and
+/// output never exceeds the caller's bound.
+///
+/// ```swift
+/// let bytes = try Gzip.decompress(compressed, maxOutputSize: 1 << 30)
+/// ```
+public enum Gzip {
+    /// True when `bytes` starts with the gzip magic number (`1f 8b`).
+    public static func hasMagic(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        bytes.count >= 2 && bytes[0] == 0x1F && bytes[1] == 0x8B
+    }
+
+    /// True when `bytes` starts with the gzip magic number.
+    public static func hasMagic(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { hasMagic($0) }
+    }
+
+    /// Decompresses every member of a gzip stream and concatenates their data. Zero bytes after
+    /// the last member (tape padding) are ignored; anything else must be another member.
+    ///
+    /// Memory allocated is bounded by `maxOutputSize` and by how far the input could possibly
+    /// expand; the trailer's length field is used only as a size hint.
+    /// - Throws: ``SerializationError/corruptGzip(reason:offset:)``, the DEFLATE errors of
+    ///   ``Inflate``, or ``SerializationError/limitExceeded(what:limit:record:)`` when the data
+    ///   would exceed `maxOutputSize`.
+    public static func decompress(_ input: UnsafeRawBufferPointer, maxOutputSize: Int) throws -> [UInt8] {
+        var output: [UInt8] = []
+        var pos = 0
+        var member = 0
+        repeat {
+            let dataStart = try headerEnd(input, at: pos)
+            let remaining = UnsafeRawBufferPointer(rebasing: input[dataStart...])
+            let budget = max(0, maxOutputSize - output.count)
+            let bound = min(budget, Inflate.maximumInflatedSize(compressedSize: remaining.count))
+            // The last member's ISIZE (the input's final 4 bytes) is exact for single-member files
+            // below 4 GiB; try it first, and the full bound if the data turns out longer.
+            let hint = Int(readLE32(input, input.count - 4))
+            var attempt: (bytes: [UInt8], consumed: Int)
+            do {
+                attempt = try inflate(remaining, capacity: min(bound, max(hint, 1)))
+            } catch SerializationError.limitExceeded where hint < bound {
+                attempt = try inflate(remaining, capacity: bound)
+            } catch SerializationError.limitExceeded {
+                throw SerializationError.limitExceeded(what: "gzip data", limit: maxOutputSize, record: nil)
+            }
+            let trailer = dataStart + attempt.consumed
+            guard trailer + 8 <= input.count else {
+                throw SerializationError.corruptGzip(reason: "member \(member) ends without its 8-byte CRC-32/length trailer", offset: trailer)
+            }
+            let crc = CRC32.checksum(attempt.bytes)
+            let declaredCRC = readLE32(input, trailer)
+            guard crc == declaredCRC else {
+                throw SerializationError.corruptGzip(reason: "member \(member): CRC-32 of the data is 0x\(hex32(crc)) but the trailer declares 0x\(hex32(declaredCRC))", offset: trailer)
+            }
+            let declaredSize = readLE32(input, trailer + 4)
+            guard UInt32(truncatingIfNeeded: attempt.bytes.count) == declaredSize else {
+                throw SerializationError.corruptGzip(reason: "member \(member): \(attempt.bytes.count) bytes of data but the trailer declares \(declaredSize) (mod 2^32)", offset: trailer + 4)
+            }
+            if output.isEmpty { output = attempt.bytes } else { output.append(contentsOf: attempt.bytes) }
+            pos = trailer + 8
+            member += 1
+        } while pos < input.count && !input[pos...].allSatisfy({ $0 == 0 })
+        return output
+    }
+
+    /// Decompresses a gzip stream held in an array (see the buffer-pointer variant).
+    public static func decompress(_ input: [UInt8], maxOutputSize: Int) throws -> [UInt8] {
+        try input.withUnsafeBytes { try decompress($0, maxOutputSize: maxOutputSize) }
+    }
+
+    /// Inflates into an array of at most `capacity` bytes.
+    private static func inflate(_ input: UnsafeRawBufferPointer, capacity: Int) throws -> (bytes: [UInt8], consumed: Int) {
+        var consumed = 0
+        let bytes = try [UInt8](unsafeUninitializedCapacity: capacity) { buf, initialized in
+            initialized = 0
+            let r = try Inflate.decompress(input, into: UnsafeMutableRawBufferPointer(buf))
+            initialized = r.written
+            consumed = r.consumed
+        }
+        return (bytes, consumed)
+    }
+
+    /// Parses a member header at `start`; returns the offset of its DEFLATE data.
+    static func headerEnd(_ b: UnsafeRawBufferPointer, at start: Int) throws -> Int {
+        func need(_ n: Int, at p: Int, _ what: String) throws {
+            guard p <= b.count && n <= b.count - p else {
+                throw SerializationError.corruptGzip(reason: "truncated header: \(what) needs \(n) bytes but only \(max(0, b.count - p)) remain", offset: p)
+            }
+        }
+        try need(10, at: start, "the fixed header")
+        guard b[start] == 0x1F && b[start + 1] == 0x8B else {
+            throw SerializationError.corruptGzip(reason: "bad magic number 0x\(hex8(b[start]))\(hex8(b[start + 1])) (expected 0x1f8b)", offset: start)
+        }
+        guard b[start + 2] == 8 else {
+            throw SerializationError.corruptGzip(reason: "unsupported compression method \(b[start + 2]) (only 8, deflate, exists)", offset: start + 2)
+        }
+        let flags = b[start + 3]
+        guard flags & 0xE0 == 0 else {
+            throw SerializationError.corruptGzip(reason: "reserved header flag bits set (flags 0x\(hex8(flags)))", offset: start + 3)
+        }
+        var p = start + 10
+        if flags & 0x04 != 0 {   // FEXTRA
+            try need(2, at: p, "the extra-field length")
+            let len = Int(b[p]) | Int(b[p + 1]) << 8
+            try need(len, at: p + 2, "the extra field")
+            p += 2 + len
+        }
+        for (bit, what) in [(UInt8(0x08), "the file name"), (0x10, "the comment")] where flags & bit != 0 {
+            guard let end = b[p...].firstIndex(of: 0) else {
+                throw SerializationError.corruptGzip(reason: "truncated header: \(what) has no terminating zero byte", offset: p)
+            }
+            p = end + 1
+        }
+        if flags & 0x02 != 0 {   // FHCRC
+            try need(2, at: p, "the header CRC-16")
+            let declared = UInt16(b[p]) | UInt16(b[p + 1]) << 8
+            let actual = UInt16(truncatingIfNeeded: CRC32.checksum(UnsafeRawBufferPointer(rebasing: b[start..<p])))
+            guard declared == actual else {
+                throw SerializationError.corruptGzip(reason: "header CRC-16 is 0x\(String(actual, radix: 16)) but the header declares 0x\(String(declared, radix: 16))", offset: p)
+            }
+            p += 2
+        }
+        guard p < b.count else {
+            throw SerializationError.corruptGzip(reason: "member has a header but no compressed data", offset: p)
+        }
+        return p
+    }
+
+    private static func readLE32(_ b: UnsafeRawBufferPointer, _ p: Int) -> UInt32 {
+        guard p >= 0 && p + 4 <= b.count else { return 0 }
+        return UInt32(b[p]) | UInt32(b[p + 1]) << 8 | UInt32(b[p + 2]) << 16 | UInt32(b[p + 3]) << 24
+    }
+
+    private static func hex8(_ v: UInt8) -> String {
+        let s = String(v, radix: 16)
+        return s.count == 1 ? "0" + s : s
+    }
+
+    private static func hex32(_ v: UInt32) -> String {
+        let s = String(v, radix: 16)
+        return String(repeating: "0", count: 8 - s.count) + s
+    }
+}

@@ -1,0 +1,37 @@
+import Torch
+
+extension transforms {
+    /// Converts an image array to a C×H×W tensor (torchvision's `ToTensor` on an ndarray): an
+    /// H×W or H×W×C tensor is moved to channels-first; `uint8` values are scaled to floats in
+    /// [0, 1] (`x.to(defaultDType) / 255`), other dtypes keep their values and type.
+    ///
+    /// ```swift
+    /// let x = transforms.ToTensor()(image)   // uint8 28×28 → float32 1×28×28
+    /// ```
+    public struct ToTensor: Transform {
+        public init() {}
+
+        public func callAsFunction(_ input: Tensor) -> Tensor {
+            if let message = Self.inputError(input.shape) { preconditionFailure(message) }
+            return Self.convert(input.dim == 2 ? input.unsqueeze(0) : input.permute(2, 0, 1))
+        }
+
+        /// `[B, H, W]` or `[B, H, W, C]` → `[B, C, H, W]`.
+        public func applyToBatch(_ batch: Tensor) -> Tensor? {
+            guard batch.dim == 3 || batch.dim == 4 else { return nil }
+            return Self.convert(batch.dim == 3 ? batch.unsqueeze(1) : batch.permute(0, 3, 1, 2))
+        }
+
+        /// Channels-first view → contiguous result, scaled when uint8.
+        private static func convert(_ chw: Tensor) -> Tensor {
+            chw.dtype == .uint8 ? chw.to(torch.defaultDType).div(255) : chw.contiguous()
+        }
+
+        /// torchvision's message for an input that is not an image; nil for H×W or H×W×C.
+        static func inputError(_ shape: [Int]) -> String? {
+            shape.count == 2 || shape.count == 3 ? nil : "pic should be 2/3 dimensional. Got \(shape.count) dimensions."
+        }
+
+        public var description: String { "ToTensor()" }
+    }
+}
