@@ -79,4 +79,5 @@ func registerAllCases() {
     register("add_4M", threads: [1, 2], "a + b, 4M float32 elements (GB/s, 12 bytes/element)", addBigCase)
     register("exp_4M", "a.exp(), 4M float32 elements (GB/s, 8 bytes/element)", expBigCase)
     register("sum_4M", "a.sum(), 4M float32 elements (GB/s, 4 bytes/element)", sumBigCase)
+    registerSaveLoadCases()
 }

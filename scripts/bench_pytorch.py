@@ -144,6 +144,44 @@ def sum_big_case(s):
     return bandwidth(measure(s, body), 4.0 * BIG_N)
 
 
+# --- checkpoint I/O (twin of Benchmarks/SaveLoadCases.swift) -------------------------------------------------
+
+CHECKPOINT_TENSORS = 25
+CHECKPOINT_BYTES = float(CHECKPOINT_TENSORS * 1024 * 1024 * 4)
+
+
+def checkpoint_case(fmt, save, read=False):
+    def run(s):
+        import collections
+        import os
+        import tempfile
+        from safetensors.torch import load_file, save_file
+        sd = collections.OrderedDict((f"layer{i}.weight", torch.randn(1024, 1024)) for i in range(CHECKPOINT_TENSORS))
+        path = os.path.join(tempfile.gettempdir(), f"torch-bench-{os.getpid()}-ckpt.{fmt}")
+
+        def write():
+            if fmt == "pt":
+                torch.save(sd, path)
+            else:
+                save_file(sd, path)
+        write()
+
+        def body(iters):
+            for _ in range(iters):
+                if save:
+                    write()
+                    continue
+                loaded = torch.load(path, weights_only=True, mmap=True) if fmt == "pt" else load_file(path)
+                if read:
+                    for t in loaded.values():
+                        t.sum()
+        try:
+            return bandwidth(measure(s, body), CHECKPOINT_BYTES)
+        finally:
+            os.unlink(path)
+    return run
+
+
 # name, default thread counts, summary, run -- same names and order as registerAllCases() in Cases.swift
 CASES = [
     ("sgemm_256", [1], "torch.mm 256x256 @ 256x256 float32", sgemm_case(256)),
@@ -156,6 +194,13 @@ CASES = [
     ("add_4M", [1, 2], "a + b, 4M float32 elements (GB/s, 12 bytes/element)", add_big_case),
     ("exp_4M", [1], "a.exp(), 4M float32 elements (GB/s, 8 bytes/element)", exp_big_case),
     ("sum_4M", [1], "a.sum(), 4M float32 elements (GB/s, 4 bytes/element)", sum_big_case),
+    ("torch_save_100MB", [1], "torch.save of a 100 MB state dict (GB/s; no fsync)", checkpoint_case("pt", True)),
+    ("torch_load_100MB", [1], "torch.load(weights_only=True, mmap=True) of a 100 MB state dict (GB/s)",
+     checkpoint_case("pt", False)),
+    ("torch_load_100MB_read", [1], "torch.load(mmap=True) of a 100 MB state dict + a sum of every tensor (GB/s)",
+     checkpoint_case("pt", False, read=True)),
+    ("safetensors_save_100MB", [1], "safetensors save_file of 100 MB (GB/s; no fsync)", checkpoint_case("st", True)),
+    ("safetensors_load_100MB", [1], "safetensors load_file of 100 MB (GB/s)", checkpoint_case("st", False)),
 ]
 
 

@@ -5,14 +5,16 @@ Run by hand where torch and safetensors are installed (tests never need this):
     /root/torchenv/bin/python scripts/interop_check.py [--release]
 
 1. Builds and runs SaveLoadTests.testInteropExport with SWIFTTORCH_INTEROP_DIR set: SwiftTorch
-   trains a small linear model with SGD + momentum and writes model.pt (state dict with a tied
-   weight, views and every dtype), optimizer.pt, checkpoint.pt (model + optimizer + epoch + input
-   and output), model.safetensors and expected.json (the exact bytes of every tensor).
-2. PyTorch loads every .pt with weights_only=True (and with mmap=True); the archive has no unsafe
-   globals, good CRCs, 64-byte-aligned records, only the opcodes of docs/FORMATS.md §1.4; every
-   tensor is bit-identical, with the same strides and offsets; tied weights stay tied; the model's
-   output on the saved input matches SwiftTorch's within 1e-6; torch.optim.SGD accepts the
-   optimizer state.
+   trains nn.Sequential(Linear(4, 8), ReLU(), Linear(8, 2)) with SGD + momentum for 30 steps and
+   writes model.pt (its state dict), optimizer.pt, checkpoint.pt (model + optimizer + epoch +
+   losses + input/target/output), after_step.pt (the parameters after one more step),
+   tensors.pt (every dtype, a tied weight, views), tensors.safetensors and expected.json (the
+   exact bytes of every tensor).
+2. PyTorch loads every .pt with weights_only=True (and with mmap=True); the archives have no
+   unsafe globals, good CRCs, 64-byte-aligned records, only the opcodes of docs/FORMATS.md §1.4;
+   the same nn.Sequential loads the state dict strictly and reproduces SwiftTorch's outputs within
+   1e-6; torch.optim.SGD resumes from optimizer.pt and its next step matches SwiftTorch's within
+   1e-6; every tensor is bit-identical, with the same strides and offsets; tied weights stay tied.
 3. safetensors.torch.load_file reads SwiftTorch's .safetensors, bit-identically.
 4. convert-checkpoint converts a torch-made .pt to .safetensors and a safetensors-made file to .pth,
    and both load in Python unchanged.
@@ -84,53 +86,62 @@ def main():
     expected = json.load(open(os.path.join(out, "expected.json")))["tensors"]
 
     print("2. PyTorch", torch.__version__, "loads them with weights_only=True")
-    for f in ["model.pt", "optimizer.pt", "checkpoint.pt"]:
+    for f in ["model.pt", "optimizer.pt", "checkpoint.pt", "after_step.pt", "tensors.pt"]:
         check_archive(os.path.join(out, f))
-    sd = torch.load(os.path.join(out, "model.pt"), weights_only=True)
-    check(type(sd).__name__ == "OrderedDict" and set(sd) == set(expected),
-          f"model.pt: an OrderedDict of {len(sd)} tensors, the expected keys")
-    for k, e in expected.items():
-        t = sd[k]
-        check(same_tensor(t, e) and list(t.stride()) == e["stride"] and t.storage_offset() == e["offset"],
-              f"model.pt[{k!r}]: {t.dtype} {tuple(t.shape)} stride {t.stride()} offset {t.storage_offset()} bit-identical")
-    check(sd["linear.weight"].untyped_storage().data_ptr() == sd["head.weight"].untyped_storage().data_ptr()
-          == sd["weight_t"].untyped_storage().data_ptr(), "model.pt: tied weight and views share one storage")
-    mm = torch.load(os.path.join(out, "model.pt"), weights_only=True, mmap=True)
-    check(all(torch.equal(mm[k], sd[k]) for k in sd) and
-          mm["linear.weight"].untyped_storage().data_ptr() == mm["head.weight"].untyped_storage().data_ptr(),
-          "model.pt: mmap=True load (torch's storage-offset fast path) gives the same tensors, still tied")
 
+    # The trained model: same module in PyTorch, strict load, same outputs.
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+    msd = torch.load(os.path.join(out, "model.pt"), weights_only=True)
+    check(type(msd).__name__ == "OrderedDict" and list(msd) == ["0.weight", "0.bias", "2.weight", "2.bias"],
+          f"model.pt: OrderedDict with PyTorch's keys {list(msd)}")
+    model.load_state_dict(msd, strict=True)
     ck = torch.load(os.path.join(out, "checkpoint.pt"), weights_only=True)
-    check(ck["epoch"] == 20 and len(ck["losses"]) == 20 and ck["losses"][-1] < ck["losses"][0],
-          f"checkpoint.pt: epoch {ck['epoch']}, losses {ck['losses'][0]:.4f} -> {ck['losses'][-1]:.6f}")
-    msd = ck["model_state_dict"]
-    check(all(same_tensor(msd[k], expected[k]) for k in expected), "checkpoint.pt: model_state_dict bit-identical")
-    lin = torch.nn.Linear(4, 2)
-    lin.load_state_dict({"weight": msd["linear.weight"], "bias": msd["linear.bias"]})
+    check(ck["epoch"] == 30 and len(ck["losses"]) == 30 and ck["losses"][-1] < ck["losses"][0],
+          f"checkpoint.pt: epoch {ck['epoch']}, loss {ck['losses'][0]:.4f} -> {ck['losses'][-1]:.6f}")
+    check(all(torch.equal(ck["model_state_dict"][k], msd[k]) for k in msd), "checkpoint.pt: model_state_dict equals model.pt")
     with torch.no_grad():
-        y = lin(ck["input"])
+        y = model(ck["input"])
     diff = (y - ck["output"]).abs().max().item()
-    check(diff <= 1e-6, f"checkpoint.pt: nn.Linear with the loaded weights reproduces SwiftTorch's output (max diff {diff:.2e})")
+    check(diff <= 1e-6, f"the model's outputs in PyTorch match SwiftTorch's on the saved input (max diff {diff:.2e})")
 
+    # Resume training in PyTorch from SwiftTorch's checkpoint: the next step matches SwiftTorch's.
+    opt = torch.optim.SGD(model.parameters(), lr=0.02, momentum=0.9, weight_decay=1e-4)
     osd = torch.load(os.path.join(out, "optimizer.pt"), weights_only=True)
-    w = torch.nn.Parameter(msd["linear.weight"].clone())
-    b = torch.nn.Parameter(msd["linear.bias"].clone())
-    opt = torch.optim.SGD([w, b], lr=0.05, momentum=0.9, weight_decay=1e-4)
     opt.load_state_dict(osd)
     g = opt.param_groups[0]
-    check(g["lr"] == 0.05 and g["momentum"] == 0.9 and g["weight_decay"] == 1e-4 and g["nesterov"] is False,
-          f"optimizer.pt: torch.optim.SGD.load_state_dict accepts it (lr {g['lr']}, momentum {g['momentum']})")
-    bufs = [opt.state[p]["momentum_buffer"] for p in (w, b)]
-    check(all(torch.equal(x, y) for x, y in zip(bufs, [ck["optimizer_state_dict"]["state"][i]["momentum_buffer"] for i in (0, 1)])),
-          "optimizer.pt: momentum buffers equal the checkpoint's")
+    check(g["lr"] == 0.02 and g["momentum"] == 0.9 and g["weight_decay"] == 1e-4 and len(opt.state) == 4,
+          f"optimizer.pt: torch.optim.SGD.load_state_dict accepts it ({len(opt.state)} momentum buffers)")
+    opt.zero_grad()
+    torch.nn.functional.mse_loss(model(ck["input"]), ck["target"]).backward()
+    opt.step()
+    after = torch.load(os.path.join(out, "after_step.pt"), weights_only=True)
+    diff = max((p - after[k]).abs().max().item() for k, p in model.state_dict().items())
+    check(diff <= 1e-6, f"one more SGD step in PyTorch from the checkpoint equals SwiftTorch's next step (max diff {diff:.2e})")
+    check(all(same_tensor(after[k], expected["after_step/" + k]) for k in after), "after_step.pt: bit-identical to SwiftTorch's tensors")
+
+    # Every dtype, tied weights and views.
+    sd = torch.load(os.path.join(out, "tensors.pt"), weights_only=True)
+    names = [k for k in expected if not k.startswith("after_step/")]
+    check(set(sd) == set(names), f"tensors.pt: {len(sd)} tensors, the expected keys")
+    for k in names:
+        t, e = sd[k], expected[k]
+        check(same_tensor(t, e) and list(t.stride()) == e["stride"] and t.storage_offset() == e["offset"],
+              f"tensors.pt[{k!r}]: {t.dtype} {tuple(t.shape)} stride {t.stride()} offset {t.storage_offset()} bit-identical")
+    check(sd["linear.weight"].untyped_storage().data_ptr() == sd["head.weight"].untyped_storage().data_ptr()
+          == sd["weight_t"].untyped_storage().data_ptr() == sd["row1"].untyped_storage().data_ptr(),
+          "tensors.pt: tied weight and views share one storage")
+    mm = torch.load(os.path.join(out, "tensors.pt"), weights_only=True, mmap=True)
+    check(all(torch.equal(mm[k], sd[k]) for k in sd) and
+          mm["linear.weight"].untyped_storage().data_ptr() == mm["head.weight"].untyped_storage().data_ptr(),
+          "tensors.pt: mmap=True load (torch's storage-offset fast path) gives the same tensors, still tied")
 
     print("3. safetensors loads SwiftTorch's .safetensors")
-    st_path = os.path.join(out, "model.safetensors")
+    st_path = os.path.join(out, "tensors.safetensors")
     st = load_file(st_path)
-    check(all(same_tensor(st[k], expected[k]) for k in st) and len(st) == len(expected) - 3,
-          f"model.safetensors: {len(st)} tensors bit-identical ({', '.join(sorted(st))})")
+    check(all(same_tensor(st[k], expected[k]) for k in st) and len(st) == len(names) - 3,
+          f"tensors.safetensors: {len(st)} tensors bit-identical ({', '.join(sorted(st))})")
     with safe_open(st_path, "pt") as f:
-        check(f.metadata() == {"format": "pt"}, f"model.safetensors: metadata {f.metadata()}")
+        check(f.metadata() == {"format": "pt"}, f"tensors.safetensors: metadata {f.metadata()}")
 
     print("4. convert-checkpoint both ways")
     run(["swift", "build", "--product", "convert-checkpoint"] + config)

@@ -27,8 +27,16 @@ final class CheckpointFuzzTests: XCTestCase {
     private func touch(_ v: StateValue) -> Int {
         switch v {
         case let .tensor(t):
-            let values = t.toArray(as: Double.self)
-            XCTAssertEqual(values.count, t.numel)
+            if t.numel <= 1 << 20 {
+                let values = t.toArray(as: Double.self)
+                XCTAssertEqual(values.count, t.numel)
+            } else {
+                // A huge broadcast view (stride 0) over a small storage is valid, as in PyTorch;
+                // read its first and last elements instead of materializing it.
+                var last = t.storageOffset
+                for (n, s) in zip(t.shape, t.strides) { last += (n - 1) * s }
+                _ = t.element(atOffset: t.storageOffset) + t.element(atOffset: last)
+            }
             return 1
         case let .list(a), let .tuple(a): return a.reduce(0) { $0 + touch($1) }
         case let .dict(e): return e.reduce(0) { $0 + touch($1.key) + touch($1.value) }
@@ -71,7 +79,8 @@ final class CheckpointFuzzTests: XCTestCase {
         var rng = FuzzRNG(seed: seed)
 
         var zips: [(String, [UInt8])] = [("swift", try swiftCheckpoint())]
-        for f in ["dtypes.pt", "dtypes_deflate.pt", "dtypes_bigendian.pt", "tied.pt", "misc.pt", "sgd_state.pt"] {
+        for f in ["dtypes.pt", "dtypes_deflate.pt", "dtypes_bigendian.pt", "tied.pt", "misc.pt", "sgd_state.pt",
+                  "module_state.pt", "cosine_state.pt"] {
             zips.append((f, Array(try Data(contentsOf: saveLoadFixtures.appendingPathComponent(f)))))
         }
         var legacy: [(String, [UInt8])] = []
@@ -84,7 +93,7 @@ final class CheckpointFuzzTests: XCTestCase {
                                                         ("s", torch.tensor(1.5).half())], metadata: ["format": "pt"])),
         ]
         // Every base loads as is.
-        for (_, b) in zips + legacy { XCTAssertGreaterThan(touch(try TorchCheckpoint.load(b.withUnsafeBytes { ZipArchiveBytes(copying: $0) })), 0) }
+        for (_, b) in zips + legacy { touch(try TorchCheckpoint.load(b.withUnsafeBytes { ZipArchiveBytes(copying: $0) })) }
         for (_, b) in st { XCTAssertFalse(try safetensors.load(b).isEmpty) }
 
         let interesting: [UInt64] = [0, 1, 0x7F, 0xFF, 0xFFFF, 0x7FFF_FFFF, 0xFFFF_FFFF, 0x8000_0000_0000_0000, UInt64.max, 1 << 40]

@@ -41,6 +41,8 @@ final class SafetensorsTests: XCTestCase {
         let f = try safetensors.safeOpen(path)
         XCTAssertEqual(f.metadata(), c["metadata"] as? [String: String])
         XCTAssertEqual(f.keys(), loaded.map(\.0))
+        let meta2 = try safetensors.safeOpen(saveLoadFixtures.appendingPathComponent(c["metadata_file"] as! String).path)
+        XCTAssertEqual(meta2.metadata(), c["metadata2"] as? [String: String])
         let noMeta = try safetensors.safeOpen(saveLoadFixtures.appendingPathComponent(c["no_metadata_file"] as! String).path)
         XCTAssertNil(noMeta.metadata())
         XCTAssertEqual(try noMeta.getTensor("only").toArray(as: Float.self), [0, 1, 2])
@@ -102,6 +104,9 @@ final class SafetensorsTests: XCTestCase {
         XCTAssertThrowsError(try safetensors.load(i16)) { e in XCTAssertTrue("\(e)".contains("I16"), "\(e)") }
         let folder = try makeTemporaryFolder(self)
         XCTAssertThrowsError(try safetensors.loadFile(folder.appendingPathComponent("none.safetensors").path))
+        // Bool bytes other than 0/1 read as true (as in PyTorch), never as an invalid Swift Bool.
+        let bools = try SafetensorsHeader(layout: [("b", "BOOL", [3])]).encoded() + [0, 5, 1]
+        XCTAssertEqual(try safetensors.load(bools)[0].1.toArray(as: Int64.self), [0, 1, 1])
     }
 
     func testSavedSafetensorsConvertsToCheckpointAndBack() throws {

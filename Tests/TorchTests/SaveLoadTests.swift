@@ -97,6 +97,7 @@ final class SaveLoadTests: XCTestCase {
     func testLoadTorchProtocol4Fixture() throws { try checkStateDictFixture("dtypes_protocol4") }
     func testLoadTorchTiedAndViewsFixture() throws { try checkStateDictFixture("tied") }
     func testLoadTorchTiedLegacyFixture() throws { try checkStateDictFixture("tied_legacy") }
+    func testLoadTorchModuleStateDictWithMetadata() throws { try checkStateDictFixture("module_state") }
 
     func testTiedWeightsStayTiedAndWritable() throws {
         let sd = try torch.load(saveLoadFixtures.appendingPathComponent("tied.pt").path)
@@ -164,8 +165,9 @@ final class SaveLoadTests: XCTestCase {
         }
     }
 
-    /// PyTorch ran 3 SGD steps (momentum, weight decay, two param groups) and saved its state; we
-    /// load it into optim.SGD and take the 4th step: the parameters match PyTorch's 4th step.
+    /// PyTorch ran 3 SGD steps (momentum, weight decay, two param groups, a cosine LR schedule) and
+    /// saved the optimizer's and the scheduler's state; we load both into optim.SGD and
+    /// CosineAnnealingLR and take the 4th step: parameters and learning rates match PyTorch's.
     func testTorchSGDStateResumesInSwift() throws {
         let c = try fixtureCase("optimizer")
         let params = try torch.loadStateDict(saveLoadFixtures.appendingPathComponent(c["params_file"] as! String).path)
@@ -173,6 +175,7 @@ final class SaveLoadTests: XCTestCase {
         let ps = params.map { $0.1.clone().requiresGrad_() }
         let groups = [optim.ParamGroup(params: [ps[0], ps[1]]), optim.ParamGroup(params: [ps[2]], options: ["lr": 0.05])]
         let opt = optim.SGD(groups: groups, lr: 0.1, momentum: 0.9, weightDecay: 0.01)
+        let sched = optim.lrScheduler.CosineAnnealingLR(opt, tMax: 10, etaMin: 0.001)
         let state = try torch.load(saveLoadFixtures.appendingPathComponent(c["file"] as! String).path)
         let expectedGroups = c["groups"] as! [[String: Any]]
         XCTAssertEqual(state["param_groups"]?.arrayValue?.count, 2)
@@ -183,12 +186,39 @@ final class SaveLoadTests: XCTestCase {
             check(try XCTUnwrap(state["state"]?[i]?["momentum_buffer"]?.tensorValue), momentum[i], "momentum_buffer \(i)")
         }
         try opt.loadStateDict(state)
-        XCTAssertEqual(opt.paramGroups[1].lr, 0.05)
+        try sched.loadStateDict(torch.load(saveLoadFixtures.appendingPathComponent(c["scheduler_file"] as! String).path))
+        XCTAssertEqual(sched.lastEpoch, 3)
         let grads = c["next_grads"] as! [Any]
         for (p, g) in zip(ps, grads) { p.grad = fixtureTensor(g) }
         opt.step()
+        sched.step()
+        let lrs = c["next_lrs"] as! [Double]
+        for (a, b) in zip(sched.getLastLr(), lrs) { XCTAssertEqual(a, b, accuracy: 1e-15) }
         let expected = c["next_params"] as! [Any]
         for (i, p) in ps.enumerated() { assertClose(p.detach(), fixtureTensor(expected[i]), atol: 1e-6, rtol: 1e-6, "param \(i)") }
+    }
+
+    /// The carry-less-multiply CRC-32 used for large records equals the table-driven one, at any
+    /// length and alignment (and across update boundaries).
+    func testCRC32FastPathMatchesTable() {
+        var rng = SystemRandomNumberGenerator()
+        let bytes = (0..<20_000).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        bytes.withUnsafeBytes { all in
+            for (start, length) in [(0, 256), (1, 257), (3, 1000), (7, 4099), (13, 19_000), (64, 333), (5, 19_990)] {
+                let buf = UnsafeRawBufferPointer(rebasing: all[start..<(start + length)])
+                var small = CRC32()
+                var i = 0
+                while i < buf.count {  // pieces under 256 bytes use the table
+                    small.update(UnsafeRawBufferPointer(rebasing: buf[i..<min(buf.count, i + 100)]))
+                    i += 100
+                }
+                XCTAssertEqual(CRC32.checksum(buf), small.value, "length \(length) at offset \(start)")
+                var split = CRC32()
+                split.update(UnsafeRawBufferPointer(rebasing: buf[0..<(length / 2)]))
+                split.update(UnsafeRawBufferPointer(rebasing: buf[(length / 2)...]))
+                XCTAssertEqual(split.value, small.value)
+            }
+        }
     }
 
     // MARK: Round trips
@@ -405,8 +435,12 @@ final class SaveLoadTests: XCTestCase {
         assertIdentical(try torch.loadStateDict(path)[0].1, small)
     }
 
-    /// Writes a trained tensor dict, an optimizer state and a safetensors file for
-    /// scripts/interop_check.py (into $SWIFTTORCH_INTEROP_DIR when set), and checks they reload.
+    /// Writes files for scripts/interop_check.py (into $SWIFTTORCH_INTEROP_DIR when set) and checks
+    /// they reload: a trained nn.Sequential's state dict (model.pt), its SGD state (optimizer.pt),
+    /// a checkpoint with both plus the epoch, losses, input, target and output (checkpoint.pt), the
+    /// parameters after one more step from that checkpoint (after_step.pt), a state dict of every
+    /// dtype with tied weights and views (tensors.pt), a safetensors file, and expected.json with
+    /// the exact bytes of every tensor.
     func testInteropExport() throws {
         let dir: URL
         if let d = ProcessInfo.processInfo.environment["SWIFTTORCH_INTEROP_DIR"] {
@@ -415,53 +449,67 @@ final class SaveLoadTests: XCTestCase {
             dir = try makeTemporaryFolder(self)
         }
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        // A small linear model trained with SGD + momentum on a fixed regression problem.
+        func file(_ name: String) -> String { dir.appendingPathComponent(name).path }
+
         _ = torch.manualSeed(0)
+        let model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
         let x = torch.randn(16, 4)
         let trueW = torch.tensor([[1.0, -2.0, 0.5, 3.0], [0.0, 1.0, -1.0, 2.0]]).float()
         let y = x.matmul(trueW.t()) + 0.5
-        let w = torch.randn(2, 4, requiresGrad: true), b = torch.zeros([2], requiresGrad: true)
-        let opt = optim.SGD([w, b], lr: 0.05, momentum: 0.9, weightDecay: 1e-4)
-        var losses: [StateValue] = []
-        for _ in 0..<20 {
+        let opt = optim.SGD(model.parameters(), lr: 0.02, momentum: 0.9, weightDecay: 1e-4)
+        let lossFn = { (a: Tensor, b: Tensor) in (a - b).pow(2.0).mean() }  // MSE
+        func step() -> Double {
             opt.zeroGrad()
-            let loss = (x.matmul(w.t()) + b - y).pow(2.0).mean()
+            let loss = lossFn(model(x), y)
             loss.backward()
             opt.step()
-            losses.append(.double(loss.item()))
+            return loss.item()
         }
-        let out = torch.noGrad { x.matmul(w.t()) + b }
+        var losses: [StateValue] = []
+        for _ in 0..<30 { losses.append(.double(step())) }
+        let out = torch.noGrad { model(x) }
+        try torch.save(model.stateDict(), file("model.pt"))
+        try torch.save(opt.stateDict(), file("optimizer.pt"))
+        try torch.save(["epoch": 30, "model_state_dict": StateValue(model.stateDict()), "optimizer_state_dict": opt.stateDict(),
+                        "losses": .list(losses), "input": .tensor(x), "target": .tensor(y), "output": .tensor(out)],
+                       file("checkpoint.pt"))
+        _ = step()  // one more step from the checkpointed state; PyTorch repeats it from the files
+        try torch.save(model.stateDict(), file("after_step.pt"))
+
+        let w = model.stateDict()["0.weight"]!
         let sd: [(String, Tensor)] = [
-            ("linear.weight", w.detach()), ("linear.bias", b.detach()),
-            ("head.weight", w.detach()),  // tied to linear.weight
-            ("weight_t", w.detach().t()), ("row1", w.detach().select(0, 1)),
-            ("steps", torch.tensor(20)), ("mask", w.detach() .> 0),
-            ("half", w.detach().half()), ("bf16", w.detach().bfloat16()), ("double", w.detach().double()),
+            ("linear.weight", w), ("linear.bias", model.stateDict()["0.bias"]!),
+            ("head.weight", w),  // tied to linear.weight
+            ("weight_t", w.t()), ("row1", w.select(0, 1)),
+            ("steps", torch.tensor(30)), ("mask", w .> 0),
+            ("half", w.half()), ("bf16", w.bfloat16()), ("double", w.double()),
             ("i32", torch.arange(5).int()), ("u8", torch.arange(250, 256).byte()), ("scalar", torch.tensor(2.5)),
             ("empty", torch.zeros(0, 2)),
         ]
-        try torch.save(sd, dir.appendingPathComponent("model.pt").path)
-        try torch.save(opt.stateDict(), dir.appendingPathComponent("optimizer.pt").path)
-        try torch.save(["epoch": 20, "model_state_dict": StateValue(sd), "optimizer_state_dict": opt.stateDict(),
-                        "losses": .list(losses), "input": .tensor(x), "output": .tensor(out)],
-                       dir.appendingPathComponent("checkpoint.pt").path)
-        try safetensors.saveFile(sd.filter { $0.0 != "weight_t" && $0.0 != "row1" && $0.0 != "head.weight" },
-                                 dir.appendingPathComponent("model.safetensors").path, metadata: ["format": "pt"])
-        // Expected bits, for Python to compare.
+        try torch.save(sd, file("tensors.pt"))
+        try safetensors.saveFile(sd.filter { !["weight_t", "row1", "head.weight"].contains($0.0) }, file("tensors.safetensors"),
+                                 metadata: ["format": "pt"])
         var expected: [String: Any] = [:]
-        for (k, t) in sd {
-            let c = t.contiguous()
-            let bytes = UnsafeRawBufferPointer(start: c.rawPointer, count: c.numel * c.dtype.itemSize)
+        for (k, t) in sd + Array(zip(model.stateDict().keys.map { "after_step/" + $0 }, model.stateDict().values)) {
             expected[k] = ["dtype": t.dtype.name, "shape": t.shape, "stride": t.strides, "offset": t.storageOffset,
-                           "hex": bytes.map { String(format: "%02x", $0) }.joined()]
+                           "hex": hexBytes(t)]
         }
         let json = try JSONSerialization.data(withJSONObject: ["tensors": expected], options: [.sortedKeys])
         try json.write(to: dir.appendingPathComponent("expected.json"))
 
-        let back = try torch.loadStateDict(dir.appendingPathComponent("model.pt").path)
+        let back = try torch.loadStateDict(file("tensors.pt"))
         for ((k, a), (_, b)) in zip(sd, back) { assertIdentical(b, a, k) }
         XCTAssertTrue(back[0].1.storage === back[2].1.storage)
-        let ck = try torch.load(dir.appendingPathComponent("checkpoint.pt").path)
+        let ck = try torch.load(file("checkpoint.pt"))
         assertIdentical(try XCTUnwrap(ck["output"]?.tensorValue), out)
+        // Resuming from the checkpoint in Swift gives the same next step as not stopping.
+        let resumed = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+        try resumed.loadStateDict(XCTUnwrap(ck["model_state_dict"]))
+        let opt2 = optim.SGD(resumed.parameters(), lr: 0.02, momentum: 0.9, weightDecay: 1e-4)
+        try opt2.loadStateDict(XCTUnwrap(ck["optimizer_state_dict"]))
+        opt2.zeroGrad()
+        lossFn(resumed(x), y).backward()
+        opt2.step()
+        for ((k, a), b) in zip(model.stateDict(), resumed.stateDict().values) { assertIdentical(b, a, k) }
     }
 }

@@ -18,6 +18,14 @@ int ct_isa_level(void);
 /// Name of the selected ISA ("avx512", "avx2", "baseline").
 const char *ct_isa_name(void);
 
+// MARK: - CRC-32
+
+/// Whether ct_crc32_clmul uses carry-less multiplication (x86 PCLMULQDQ + SSE4.1).
+int ct_crc32_clmul_available(void);
+/// The zlib CRC-32 of `len` bytes continuing `crc` (0 to start; the finished value of the bytes
+/// before). Fast only when ct_crc32_clmul_available() and len >= 64; bitwise otherwise.
+uint32_t ct_crc32_clmul(uint32_t crc, const void *data, size_t len);
+
 // MARK: - Thread pool
 
 /// A persistent pool of worker threads that spin briefly before sleeping.

@@ -9,14 +9,23 @@ extension Storage {
     /// private memory mapping or a heap buffer), `swapElementsOfSize` is nil and the address is a
     /// multiple of `alignment`; otherwise the bytes are copied into a new allocation (and each
     /// element of `swapElementsOfSize` bytes reversed, for big-endian files).
+    ///
+    /// With `booleans`, bytes other than 0 and 1 (which Swift's `Bool` cannot hold) become 1, as
+    /// PyTorch reads any nonzero byte as true.
     static func fromFileBytes(_ bytes: UnsafeRawPointer, byteCount: Int, owner: AnyObject, alignment: Int,
-                              swapElementsOfSize swapSize: Int? = nil) -> Storage {
-        if swapSize == nil || swapSize == 1, Int(bitPattern: bytes) % max(alignment, 1) == 0 {
+                              swapElementsOfSize swapSize: Int? = nil, booleans: Bool = false) -> Storage {
+        let u8 = bytes.assumingMemoryBound(to: UInt8.self)
+        let badBooleans = booleans && (0..<byteCount).contains { u8[$0] > 1 }
+        if swapSize == nil || swapSize == 1, !badBooleans, Int(bitPattern: bytes) % max(alignment, 1) == 0 {
             return Storage(borrowing: UnsafeMutableRawPointer(mutating: bytes), byteCount: byteCount, owner: owner)
         }
         let s = Storage(byteCount: byteCount)
         if byteCount > 0 { s.data.copyMemory(from: bytes, byteCount: byteCount) }
         if let w = swapSize, w > 1 { byteSwapElements(s.data, count: byteCount / w, width: w) }
+        if badBooleans {
+            let q = s.data.assumingMemoryBound(to: UInt8.self)
+            for i in 0..<byteCount where q[i] > 1 { q[i] = 1 }
+        }
         return s
     }
 }

@@ -1,4 +1,9 @@
-// CRC-32 with the zlib / zip / PNG polynomial (reflected 0xEDB88320), slice-by-8.
+// CRC-32 with the zlib / zip / PNG polynomial (reflected 0xEDB88320), slice-by-8; large buffers use
+// CTorchKernels' carry-less-multiply folding where the CPU has it.
+
+import CTorchKernels
+
+private let crc32HasCarrylessMultiply = ct_crc32_clmul_available() != 0
 
 /// The slice-by-8 lookup tables: 8 × 256 entries, table k at `[k * 256 ..< (k + 1) * 256]`.
 private let crc32SliceTables: [UInt32] = {
@@ -43,7 +48,11 @@ public struct CRC32: Equatable, Sendable {
     /// Adds `buffer`'s bytes to the checksum.
     public mutating func update(_ buffer: UnsafeRawBufferPointer) {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return }
-        value = CRC32.compute(base, buffer.count, value)
+        if buffer.count >= 256 && crc32HasCarrylessMultiply {
+            value = ct_crc32_clmul(value, base, buffer.count)  // ~10x faster (PCLMULQDQ folding)
+        } else {
+            value = CRC32.compute(base, buffer.count, value)
+        }
     }
 
     /// Adds `bytes` to the checksum.

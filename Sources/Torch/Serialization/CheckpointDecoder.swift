@@ -289,7 +289,7 @@ struct CheckpointDecoder {
             }
             let base = raw.bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 64)!
             let st = Storage.fromFileBytes(base, byteCount: byteCount, owner: raw.owner, alignment: item,
-                                           swapElementsOfSize: bigEndian ? item : nil)
+                                           swapElementsOfSize: bigEndian ? item : nil, booleans: dtype == .bool)
             root = ResolvedStorage(storage: st, dtype: dtype, baseOffset: 0, numel: numel)
             storages[key] = root
         }

@@ -157,7 +157,8 @@ public enum safetensors {
             }
             let start = header.dataStart + info.dataOffsets.lowerBound
             let base = bytes.buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 64)!
-            let storage = Storage.fromFileBytes(base + start, byteCount: info.byteCount, owner: bytes, alignment: dtype.itemSize)
+            let storage = Storage.fromFileBytes(base + start, byteCount: info.byteCount, owner: bytes,
+                                                alignment: dtype.itemSize, booleans: dtype == .bool)
             return Tensor(storage: storage, shape: info.shape, strides: contiguousStrides(info.shape), offset: 0, dtype: dtype)
         }
     }
