@@ -313,19 +313,30 @@ final class RecurrentTests: XCTestCase {
     }
 
     func testFloat32MatchesFloat64() {
-        // A longer, wider float32 run agrees with the same model in float64.
+        // Longer, wider float32 runs (SIMD bodies and tails, batches split over several per-step
+        // GEMM calls) agree with the same models in float64.
         torch.manualSeed(3)
-        let m32 = nn.LSTM(28, 64, batchFirst: true)
-        let m64 = nn.LSTM(28, 64, batchFirst: true, dtype: .float64)
-        try! m64.loadStateDict(m32.stateDict())
-        let x = torch.randn(16, 28, 28)
-        let (y32, _) = m32(x)
-        let (y64, _) = m64(x.double())
-        assertClose(y32.double(), y64, atol: 2e-5, rtol: 1e-4)
-        y32.sum().backward()
-        y64.sum().backward()
-        for (a, b) in zip(m32.parameters(), m64.parameters()) {
-            assertClose(a.grad!.double(), b.grad!, atol: 2e-4, rtol: 1e-3)
+        for mode in ["rnn_tanh", "rnn_relu", "lstm", "gru"] {
+            let make = { (dtype: DType) -> nn.RNNBase in
+                switch mode {
+                case "lstm": return nn.LSTM(28, 37, batchFirst: true, bidirectional: true, dtype: dtype)
+                case "gru": return nn.GRU(28, 37, batchFirst: true, bidirectional: true, dtype: dtype)
+                default: return nn.RNN(28, 37, nonlinearity: mode == "rnn_tanh" ? "tanh" : "relu", batchFirst: true,
+                                       bidirectional: true, dtype: dtype)
+                }
+            }
+            let m32 = make(.float32), m64 = make(.float64)
+            try! m64.loadStateDict(m32.stateDict())
+            let x = torch.randn(40, 20, 28)
+            let (y32, h32, _) = run(m32, x, nil, nil)
+            let (y64, h64, _) = run(m64, x.double(), nil, nil)
+            assertClose(y32.double(), y64, atol: 2e-5, rtol: 1e-4, mode)
+            assertClose(h32.double(), h64, atol: 2e-5, rtol: 1e-4, mode)
+            (y32.sum() + h32.sum()).backward()
+            (y64.sum() + h64.sum()).backward()
+            for ((n, a), b) in zip(m32.namedParameters(), m64.parameters()) {
+                assertClose(a.grad!.double(), b.grad!, atol: 5e-4, rtol: 1e-3, "\(mode) \(n)")
+            }
         }
     }
 
@@ -340,5 +351,54 @@ final class RecurrentTests: XCTestCase {
                        "Expected hidden size (2, 3, 4), got [1, 3, 4]")
         XCTAssertEqual(nn.RNNBase.dtypeMismatchMessage(input: .float64, weight: .float32),
                        "RNN input dtype (torch.float64) does not match weight dtype (torch.float32). Convert input: input.to(torch.float32), or convert model: model.to(torch.float64)")
+    }
+
+    // MARK: Timing (RNN_BENCH=1 swift test -c release -Xswiftc -enable-testing --filter testLSTMTrainStepTiming)
+
+    /// The LSTM workload: LSTM(28, 128, batch_first) on [64, 28, 28], Linear(128, 10) on the
+    /// last step, cross-entropy (log-softmax + gather), Adam; one thread. PyTorch's twin:
+    /// `out, _ = lstm(x); loss = F.cross_entropy(fc(out[:, -1, :]), y); loss.backward(); opt.step()`.
+    func testLSTMTrainStepTiming() throws {
+        guard ProcessInfo.processInfo.environment["RNN_BENCH"] != nil else { throw XCTSkip("set RNN_BENCH=1 to time") }
+        let threads = torch.getNumThreads()
+        torch.setNumThreads(1)
+        defer { torch.setNumThreads(threads) }
+        torch.manualSeed(0)
+        let lstm = nn.LSTM(28, 128, batchFirst: true), fc = nn.Linear(128, 10)
+        let opt = optim.Adam(lstm.parameters() + fc.parameters(), lr: 1e-3)
+        let x = torch.randn(64, 28, 28), y = torch.randint(0, 10, [64])
+        func step() {
+            opt.zeroGrad()
+            let (out, _) = lstm(x)
+            let logits = fc(out.select(1, 27))
+            let loss = -logits.logSoftmax(dim: 1).gather(1, y.unsqueeze(1)).mean()
+            loss.backward()
+            opt.step()
+        }
+        func forward() { _ = torch.noGrad { lstm(x) } }
+        func forwardBackward() {
+            lstm.zeroGrad(); fc.zeroGrad()
+            let (out, _) = lstm(x)
+            (-fc(out.select(1, 27)).logSoftmax(dim: 1).gather(1, y.unsqueeze(1)).mean()).backward()
+        }
+        let iters = Int(ProcessInfo.processInfo.environment["RNN_BENCH_ITERS"] ?? "") ?? 200
+        // Thread CPU time: the machine is shared, and time spent descheduled is not ours.
+        func cpuMs() -> Double {
+            var ts = timespec()
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+            return Double(ts.tv_sec) * 1e3 + Double(ts.tv_nsec) / 1e6
+        }
+        for (name, f) in [("forward(no_grad)", forward), ("forward+backward", forwardBackward), ("train step", step)] {
+            for _ in 0..<5 { f() }
+            var ts: [Double] = []
+            for _ in 0..<iters {
+                let t0 = cpuMs()
+                f()
+                ts.append(cpuMs() - t0)
+            }
+            ts.sort()
+            print("swifttorch " + name.padding(toLength: 18, withPad: " ", startingAt: 0)
+                  + String(format: " cpu ms: min %.2f p10 %.2f median %.2f", ts[0], ts[ts.count / 10], ts[ts.count / 2]))
+        }
     }
 }

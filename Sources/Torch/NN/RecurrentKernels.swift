@@ -91,12 +91,104 @@ private func vTanh<T: FloatElement>(_ x: UnsafePointer<T>, _ y: UnsafeMutablePoi
     }
 }
 
-/// Column sums of a contiguous rows×cols matrix into `out` (cols values).
-private func columnSums<T: FloatElement>(_ p: UnsafePointer<T>, rows: Int, cols: Int, into out: UnsafeMutablePointer<T>) {
-    out.initialize(repeating: 0, count: cols)
+/// Scalars and SIMD vectors alike, so each elementwise formula is written once and serves both the
+/// vector body and the tail of a loop.
+protocol RNNLane {
+    associatedtype Element
+    static func + (a: Self, b: Self) -> Self
+    static func - (a: Self, b: Self) -> Self
+    static func * (a: Self, b: Self) -> Self
+    static var rnnOne: Self { get }
+    static var rnnZero: Self { get }
+    /// `max(self, 0)`, NaN kept.
+    var rnnRelu: Self { get }
+    /// 1 where self > 0, else 0.
+    var rnnPositive: Self { get }
+    static func load(_ p: UnsafePointer<Element>) -> Self
+    func store(_ p: UnsafeMutablePointer<Element>)
+}
+
+extension Float: RNNLane {
+    static var rnnOne: Float { 1 }
+    static var rnnZero: Float { 0 }
+    var rnnRelu: Float { self < 0 ? 0 : self }
+    var rnnPositive: Float { self > 0 ? 1 : 0 }
+    @inline(__always) static func load(_ p: UnsafePointer<Float>) -> Float { p.pointee }
+    @inline(__always) func store(_ p: UnsafeMutablePointer<Float>) { p.pointee = self }
+}
+
+extension Double: RNNLane {
+    static var rnnOne: Double { 1 }
+    static var rnnZero: Double { 0 }
+    var rnnRelu: Double { self < 0 ? 0 : self }
+    var rnnPositive: Double { self > 0 ? 1 : 0 }
+    @inline(__always) static func load(_ p: UnsafePointer<Double>) -> Double { p.pointee }
+    @inline(__always) func store(_ p: UnsafeMutablePointer<Double>) { p.pointee = self }
+}
+
+extension SIMD8: RNNLane where Scalar: BinaryFloatingPoint {
+    typealias Element = Scalar
+    static var rnnOne: SIMD8 { SIMD8(repeating: 1) }
+    static var rnnZero: SIMD8 { SIMD8(repeating: 0) }
+    var rnnRelu: SIMD8 { replacing(with: 0, where: self .< 0) }
+    var rnnPositive: SIMD8 { SIMD8(repeating: 0).replacing(with: 1, where: self .> 0) }
+    @inline(__always) static func load(_ p: UnsafePointer<Scalar>) -> SIMD8 {
+        UnsafeRawPointer(p).loadUnaligned(as: SIMD8.self)
+    }
+    @inline(__always) func store(_ p: UnsafeMutablePointer<Scalar>) {
+        UnsafeMutableRawPointer(p).storeBytes(of: self, as: SIMD8.self)
+    }
+}
+
+/// The element types of the recurrent kernels (float32, float64): scalar lanes of their own SIMD8.
+protocol RNNScalar: FloatElement, SIMDScalar, RNNLane where Element == Self {}
+extension Float: RNNScalar {}
+extension Double: RNNScalar {}
+
+/// Runs `vector(j)` for j = 0, 8, 16, … while 8 lanes fit, then `scalar(j)` for the tail.
+@inline(__always)
+private func lanes(_ n: Int, _ vector: (Int) -> Void, _ scalar: (Int) -> Void) {
+    var j = 0
+    while j + 8 <= n { vector(j); j += 8 }
+    while j < n { scalar(j); j += 1 }
+}
+
+/// out[j] += Σ_r p[r·cols + j] over a contiguous rows×cols block.
+private func addColumnSums<T: RNNScalar>(_ p: UnsafePointer<T>, rows: Int, cols: Int, into out: UnsafeMutablePointer<T>) {
     for r in 0..<rows {
         let row = p + r * cols
-        for j in 0..<cols { out[j] += row[j] }
+        func add<L: RNNLane>(_: L.Type, _ j: Int) where L.Element == T { (L.load(out + j) + L.load(row + j)).store(out + j) }
+        lanes(cols, { add(SIMD8<T>.self, $0) }, { add(T.self, $0) })
+    }
+}
+
+/// dst[cols × rows] = srcᵀ for a contiguous rows×cols source, in cache-sized blocks.
+private func transpose<T>(_ src: UnsafePointer<T>, rows: Int, cols: Int, into dst: UnsafeMutablePointer<T>) {
+    let tile = 16
+    for r0 in stride(from: 0, to: rows, by: tile) {
+        for c0 in stride(from: 0, to: cols, by: tile) {
+            for r in r0..<Swift.min(r0 + tile, rows) {
+                for c in c0..<Swift.min(c0 + tile, cols) { dst[c * rows + r] = src[r * cols + c] }
+            }
+        }
+    }
+}
+
+/// Rows per GEMM call for the per-step products: up to 2·MR rows ct_sgemm reads a row-contiguous B
+/// in place instead of packing it, and packing the whole recurrent weight at every step cost more
+/// than the product's own loads (MR = 14 with AVX-512, 6 otherwise).
+private let stepGemmRows = ct_isa_level() == 2 ? 28 : 12
+
+/// C[m×n] (row stride rsc) = A[m×k] (row stride rsa) · B[k×n] (contiguous) + beta·C, in row blocks
+/// of `stepGemmRows`.
+@inline(__always)
+private func stepGemm<T: FloatElement>(_ m: Int, _ n: Int, _ k: Int, _ a: UnsafePointer<T>, _ rsa: Int,
+                                       _ b: UnsafePointer<T>, beta: T, _ c: UnsafeMutablePointer<T>, _ rsc: Int) {
+    var r = 0
+    while r < m {
+        let rows = Swift.min(stepGemmRows, m - r)
+        rawGemm(rows, n, k, a + r * rsa, rsa, 1, b, n, 1, beta: beta, c + r * rsc, rsc)
+        r += rows
     }
 }
 
@@ -136,32 +228,36 @@ func rnnLayerForward(_ mode: RNNMode, input: Tensor, h0: Tensor, c0: Tensor?, _ 
     let tanhCells: Tensor? = mode == .lstm ? Tensor(uninitializedShape: [steps, batch, hidden], dtype: dtype) : nil
     let hnBuf: Tensor? = mode == .gru ? Tensor(uninitializedShape: [steps, batch, hidden], dtype: dtype) : nil
 
-    func run<T: FloatElement>(_: T.Type) {
+    func run<T: RNNScalar>(_: T.Type) {
         let xp = UnsafePointer(x.pointer(T.self))
-        let wih = UnsafePointer(wIh.pointer(T.self)), whh = UnsafePointer(wHh.pointer(T.self))
+        let wih = UnsafePointer(wIh.pointer(T.self))
         let gp = gates.pointer(T.self), op = output.pointer(T.self)
         let bh = batch * hidden, bg = batch * gsize
+        let h2 = 2 * hidden, h3 = 3 * hidden
 
-        // Input projection for all steps: gates = bias + x · W_ihᵀ (GRU: b_hn stays out, it is
-        // scaled by r).
-        var beta: T = 0
-        if bIh != nil || bHh != nil {
-            let combined = UnsafeMutablePointer<T>.allocate(capacity: gsize)
-            defer { combined.deallocate() }
-            combined.initialize(repeating: 0, count: gsize)
-            if let bIh { let p = bIh.pointer(T.self); for j in 0..<gsize { combined[j] += p[j] } }
+        // W_hhᵀ [H, G] with contiguous rows, read in place by every step's GEMM.
+        let whhT = UnsafeMutablePointer<T>.allocate(capacity: hidden * gsize)
+        defer { whhT.deallocate() }
+        transpose(UnsafePointer(wHh.pointer(T.self)), rows: gsize, cols: hidden, into: whhT)
+        // Biases added in each step's gate pass: b_ih + b_hh (GRU: b_hh's n block is scaled by r,
+        // so it stays apart as `bhn`).
+        let bias: UnsafeMutablePointer<T>? = (bIh != nil || bHh != nil) ? .allocate(capacity: gsize) : nil
+        defer { bias?.deallocate() }
+        if let bias {
+            bias.initialize(repeating: 0, count: gsize)
+            if let bIh { let p = bIh.pointer(T.self); for j in 0..<gsize { bias[j] += p[j] } }
             if let bHh {
                 let p = bHh.pointer(T.self)
-                for j in 0..<(mode == .gru ? 2 * hidden : gsize) { combined[j] += p[j] }
+                for j in 0..<(mode == .gru ? h2 : gsize) { bias[j] += p[j] }
             }
-            for r in 0..<(steps * batch) { (gp + r * gsize).update(from: combined, count: gsize) }
-            beta = 1
         }
-        rawGemm(steps * batch, gsize, inSize, xp, inSize, 1, wih, 1, inSize, beta: beta, gp, gsize)
+        let bhn: UnsafePointer<T>? = mode == .gru ? bHh.map { UnsafePointer($0.pointer(T.self) + h2) } : nil
+
+        // Input projection of all steps at once: gates = x · W_ihᵀ.
+        rawGemm(steps * batch, gsize, inSize, xp, inSize, 1, wih, 1, inSize, beta: 0, gp, gsize)
 
         let hg: UnsafeMutablePointer<T>? = mode == .gru ? .allocate(capacity: bg) : nil
         defer { hg?.deallocate() }
-        let bhn: UnsafePointer<T>? = mode == .gru ? bHh.map { UnsafePointer($0.pointer(T.self) + 2 * hidden) } : nil
 
         var hPrev = UnsafePointer(hInit.pointer(T.self))
         var cPrev = cInit.map { UnsafePointer($0.pointer(T.self)) }
@@ -170,48 +266,91 @@ func rnnLayerForward(_ mode: RNNMode, input: Tensor, h0: Tensor, c0: Tensor?, _ 
             let gt = gp + t * bg, ht = op + t * bh
             switch mode {
             case .lstm:
-                rawGemm(batch, gsize, hidden, hPrev, hidden, 1, whh, 1, hidden, beta: 1, gt, gsize)
+                stepGemm(batch, gsize, hidden, hPrev, hidden, whhT, beta: 1, gt, gsize)
                 let ct = cells!.pointer(T.self) + t * bh, tct = tanhCells!.pointer(T.self) + t * bh
                 let cp = cPrev!
+                // One sigmoid pass over all four gates: the g block is pre-scaled by 2 and
+                // tanh(x) = 2·sigmoid(2x) − 1 recovered below.
                 for b in 0..<batch {
                     let row = gt + b * gsize
-                    vSigmoid(row, row, 2 * hidden)
-                    vTanh(row + 2 * hidden, row + 2 * hidden, hidden)
-                    vSigmoid(row + 3 * hidden, row + 3 * hidden, hidden)
-                    let c = ct + b * hidden, cpb = cp + b * hidden
-                    for j in 0..<hidden { c[j] = row[hidden + j] * cpb[j] + row[j] * row[2 * hidden + j] }
+                    func pre<L: RNNLane>(_: L.Type, _ j: Int) where L.Element == T {
+                        var v = L.load(row + j)
+                        if let bias { v = v + L.load(bias + j) }
+                        v.store(row + j)
+                    }
+                    lanes(gsize, { pre(SIMD8<T>.self, $0) }, { pre(T.self, $0) })
+                    func scale<L: RNNLane>(_: L.Type, _ j: Int) where L.Element == T {
+                        let v = L.load(row + h2 + j)
+                        (v + v).store(row + h2 + j)
+                    }
+                    lanes(hidden, { scale(SIMD8<T>.self, $0) }, { scale(T.self, $0) })
+                }
+                vSigmoid(gt, gt, bg)
+                for b in 0..<batch {
+                    let row = gt + b * gsize, c = ct + b * hidden, cpb = cp + b * hidden
+                    func cell<L: RNNLane>(_: L.Type, _ j: Int) where L.Element == T {
+                        let s = L.load(row + h2 + j)
+                        let g = s + s - L.rnnOne
+                        g.store(row + h2 + j)
+                        (L.load(row + hidden + j) * L.load(cpb + j) + L.load(row + j) * g).store(c + j)
+                    }
+                    lanes(hidden, { cell(SIMD8<T>.self, $0) }, { cell(T.self, $0) })
                 }
                 vTanh(ct, tct, bh)
                 for b in 0..<batch {
-                    let o = gt + b * gsize + 3 * hidden, tc = tct + b * hidden, h = ht + b * hidden
-                    for j in 0..<hidden { h[j] = o[j] * tc[j] }
+                    let row = gt + b * gsize, tc = tct + b * hidden, h = ht + b * hidden
+                    func out<L: RNNLane>(_: L.Type, _ j: Int) where L.Element == T { (L.load(row + h3 + j) * L.load(tc + j)).store(h + j) }
+                    lanes(hidden, { out(SIMD8<T>.self, $0) }, { out(T.self, $0) })
                 }
                 cPrev = UnsafePointer(ct)
             case .gru:
                 let hgp = hg!
-                rawGemm(batch, gsize, hidden, hPrev, hidden, 1, whh, 1, hidden, beta: 0, hgp, gsize)
+                stepGemm(batch, gsize, hidden, hPrev, hidden, whhT, beta: 0, hgp, gsize)
                 let hnt = hnBuf!.pointer(T.self) + t * bh
                 for b in 0..<batch {
                     let row = gt + b * gsize, hrow = hgp + b * gsize, hn = hnt + b * hidden
-                    for j in 0..<(2 * hidden) { row[j] += hrow[j] }
-                    vSigmoid(row, row, 2 * hidden)
-                    let n = row + 2 * hidden
-                    if let bhn {
-                        for j in 0..<hidden { hn[j] = hrow[2 * hidden + j] + bhn[j] }
-                    } else {
-                        for j in 0..<hidden { hn[j] = hrow[2 * hidden + j] }
+                    let hp = hPrev + b * hidden, h = ht + b * hidden
+                    func rz<L: RNNLane>(_: L.Type, _ j: Int) where L.Element == T {
+                        var v = L.load(row + j) + L.load(hrow + j)
+                        if let bias { v = v + L.load(bias + j) }
+                        v.store(row + j)
                     }
-                    for j in 0..<hidden { n[j] += row[j] * hn[j] }
+                    lanes(h2, { rz(SIMD8<T>.self, $0) }, { rz(T.self, $0) })
+                    vSigmoid(row, row, h2)
+                    let n = row + h2
+                    func pre<L: RNNLane>(_: L.Type, _ j: Int) where L.Element == T {
+                        var hv = L.load(hrow + h2 + j)
+                        if let bhn { hv = hv + L.load(bhn + j) }
+                        hv.store(hn + j)
+                        var v = L.load(n + j) + L.load(row + j) * hv
+                        if let bias { v = v + L.load(bias + h2 + j) }
+                        v.store(n + j)
+                    }
+                    lanes(hidden, { pre(SIMD8<T>.self, $0) }, { pre(T.self, $0) })
                     vTanh(n, n, hidden)
-                    let z = row + hidden, hp = hPrev + b * hidden, h = ht + b * hidden
-                    for j in 0..<hidden { h[j] = n[j] + z[j] * (hp[j] - n[j]) }
+                    func out<L: RNNLane>(_: L.Type, _ j: Int) where L.Element == T {
+                        let nv = L.load(n + j)
+                        (nv + L.load(row + hidden + j) * (L.load(hp + j) - nv)).store(h + j)
+                    }
+                    lanes(hidden, { out(SIMD8<T>.self, $0) }, { out(T.self, $0) })
                 }
-            case .rnnTanh:
-                rawGemm(batch, gsize, hidden, hPrev, hidden, 1, whh, 1, hidden, beta: 1, gt, gsize)
-                vTanh(gt, ht, bh)
-            case .rnnRelu:
-                rawGemm(batch, gsize, hidden, hPrev, hidden, 1, whh, 1, hidden, beta: 1, gt, gsize)
-                for i in 0..<bh { let v = gt[i]; ht[i] = v < 0 ? 0 : v }
+            case .rnnTanh, .rnnRelu:
+                stepGemm(batch, gsize, hidden, hPrev, hidden, whhT, beta: 1, gt, gsize)
+                let relu = mode == .rnnRelu
+                // G = H: the step's gates are one contiguous [B, H] block.
+                if bias != nil || relu {
+                    func act<L: RNNLane>(_: L.Type, _ i: Int) where L.Element == T {
+                        var v = L.load(gt + i)
+                        if let bias { v = v + L.load(bias + i % hidden) }
+                        (relu ? v.rnnRelu : v).store(relu ? ht + i : gt + i)
+                    }
+                    if hidden % 8 == 0 {
+                        lanes(bh, { act(SIMD8<T>.self, $0) }, { act(T.self, $0) })
+                    } else {
+                        for i in 0..<bh { act(T.self, i) }
+                    }
+                }
+                if !relu { vTanh(gt, ht, bh) }
             }
             hPrev = UnsafePointer(ht)
         }
@@ -283,9 +422,13 @@ private struct RNNLayerBackward {
         // GRU: the gradient reaching W_hh·h + b_hh differs from the input-side one in the n block.
         let dHG: Tensor = mode == .gru ? Tensor(uninitializedShape: [steps, batch, gsize], dtype: dtype) : dG
         let dh = gHN.map { $0.to(dtype).contiguousCopy() } ?? torch.zeros([batch, hidden], dtype: dtype)
+        // Bias gradients are column sums of the gate gradients, accumulated step by step while
+        // each step's block is still in cache (LSTM/RNN: b_ih and b_hh get the same values).
+        let gBih: Tensor? = needBih || needBhh ? torch.zeros([gsize], dtype: dtype) : nil
+        let gBhhGRU: Tensor? = mode == .gru && needBhh ? torch.zeros([gsize], dtype: dtype) : nil
         let dc: Tensor? = mode == .lstm ? (gCN.map { $0.to(dtype).contiguousCopy() } ?? torch.zeros([batch, hidden], dtype: dtype)) : nil
 
-        func run<T: FloatElement>(_: T.Type) {
+        func run<T: RNNScalar>(_: T.Type) {
             let gp = UnsafePointer(gates.pointer(T.self)), op = UnsafePointer(output.pointer(T.self))
             let dgp = dG.pointer(T.self), dhgp = dHG.pointer(T.self)
             let dhp = dh.pointer(T.self)
@@ -293,6 +436,7 @@ private struct RNNLayerBackward {
             let h0p = UnsafePointer(h0.pointer(T.self))
             let goP = gOutD.map { UnsafePointer($0.pointer(T.self)) }
             let goS0 = gOutD?.strides[0] ?? 0, goS1 = gOutD?.strides[1] ?? 0
+            let h2 = 2 * hidden, h3 = 3 * hidden
             for s in 0..<steps {
                 // Backward visits the steps in the opposite order of the forward pass.
                 let t = reverse ? s : steps - 1 - s
@@ -302,7 +446,8 @@ private struct RNNLayerBackward {
                 if let goP {
                     for b in 0..<batch {
                         let g = goP + t * goS0 + b * goS1, d = dhp + b * hidden
-                        for j in 0..<hidden { d[j] += g[j] }
+                        func add<L: RNNLane>(_: L.Type, _ j: Int) where L.Element == T { (L.load(d + j) + L.load(g + j)).store(d + j) }
+                        lanes(hidden, { add(SIMD8<T>.self, $0) }, { add(T.self, $0) })
                     }
                 }
                 let gt = gp + t * bg, dgt = dgp + t * bg
@@ -315,44 +460,54 @@ private struct RNNLayerBackward {
                         let row = gt + b * gsize, drow = dgt + b * gsize
                         let dhb = dhp + b * hidden, dcb = dcp + b * hidden
                         let tc = tct + b * hidden, cp = cPrev + b * hidden
-                        for j in 0..<hidden {
-                            let i = row[j], f = row[hidden + j], g = row[2 * hidden + j], o = row[3 * hidden + j]
-                            let dhv = dhb[j], tcv = tc[j]
-                            let dcv = dcb[j] + dhv * o * (1 - tcv * tcv)
-                            drow[j] = dcv * g * i * (1 - i)
-                            drow[hidden + j] = dcv * cp[j] * f * (1 - f)
-                            drow[2 * hidden + j] = dcv * i * (1 - g * g)
-                            drow[3 * hidden + j] = dhv * tcv * o * (1 - o)
-                            dcb[j] = dcv * f
+                        func cell<L: RNNLane>(_: L.Type, _ j: Int) where L.Element == T {
+                            let one = L.rnnOne
+                            let i = L.load(row + j), f = L.load(row + hidden + j)
+                            let g = L.load(row + h2 + j), o = L.load(row + h3 + j)
+                            let dhv = L.load(dhb + j), tcv = L.load(tc + j)
+                            let dcv = L.load(dcb + j) + dhv * o * (one - tcv * tcv)
+                            (dcv * g * i * (one - i)).store(drow + j)
+                            (dcv * L.load(cp + j) * f * (one - f)).store(drow + hidden + j)
+                            (dcv * i * (one - g * g)).store(drow + h2 + j)
+                            (dhv * tcv * o * (one - o)).store(drow + h3 + j)
+                            (dcv * f).store(dcb + j)
                         }
+                        lanes(hidden, { cell(SIMD8<T>.self, $0) }, { cell(T.self, $0) })
                     }
-                    rawGemm(batch, hidden, gsize, UnsafePointer(dgt), gsize, 1, whh, hidden, 1, beta: 0, dhp, hidden)
+                    if let gBih { addColumnSums(UnsafePointer(dgt), rows: batch, cols: gsize, into: gBih.pointer(T.self)) }
+                    stepGemm(batch, hidden, gsize, UnsafePointer(dgt), gsize, whh, beta: 0, dhp, hidden)
                 case .gru:
                     let hnt = UnsafePointer(hn!.pointer(T.self)) + t * bh
                     let dhgt = dhgp + t * bg
                     for b in 0..<batch {
                         let row = gt + b * gsize, drow = dgt + b * gsize, dhrow = dhgt + b * gsize
                         let dhb = dhp + b * hidden, hp = hPrev + b * hidden, hnb = hnt + b * hidden
-                        for j in 0..<hidden {
-                            let r = row[j], z = row[hidden + j], n = row[2 * hidden + j]
-                            let dhv = dhb[j]
-                            let dpn = dhv * (1 - z) * (1 - n * n)
-                            let dpr = dpn * hnb[j] * r * (1 - r)
-                            let dpz = dhv * (hp[j] - n) * z * (1 - z)
-                            drow[j] = dpr; drow[hidden + j] = dpz; drow[2 * hidden + j] = dpn
-                            dhrow[j] = dpr; dhrow[hidden + j] = dpz; dhrow[2 * hidden + j] = dpn * r
-                            dhb[j] = dhv * z
+                        func cell<L: RNNLane>(_: L.Type, _ j: Int) where L.Element == T {
+                            let one = L.rnnOne
+                            let r = L.load(row + j), z = L.load(row + hidden + j), n = L.load(row + h2 + j)
+                            let dhv = L.load(dhb + j)
+                            let dpn = dhv * (one - z) * (one - n * n)
+                            let dpr = dpn * L.load(hnb + j) * r * (one - r)
+                            let dpz = dhv * (L.load(hp + j) - n) * z * (one - z)
+                            dpr.store(drow + j); dpz.store(drow + hidden + j); dpn.store(drow + h2 + j)
+                            dpr.store(dhrow + j); dpz.store(dhrow + hidden + j); (dpn * r).store(dhrow + h2 + j)
+                            (dhv * z).store(dhb + j)
                         }
+                        lanes(hidden, { cell(SIMD8<T>.self, $0) }, { cell(T.self, $0) })
                     }
-                    rawGemm(batch, hidden, gsize, UnsafePointer(dhgt), gsize, 1, whh, hidden, 1, beta: 1, dhp, hidden)
+                    if let gBih { addColumnSums(UnsafePointer(dgt), rows: batch, cols: gsize, into: gBih.pointer(T.self)) }
+                    if let gBhhGRU { addColumnSums(UnsafePointer(dhgt), rows: batch, cols: gsize, into: gBhhGRU.pointer(T.self)) }
+                    stepGemm(batch, hidden, gsize, UnsafePointer(dhgt), gsize, whh, beta: 1, dhp, hidden)
                 case .rnnTanh, .rnnRelu:
                     let ht = op + t * bh
-                    if mode == .rnnTanh {
-                        for i in 0..<bh { let h = ht[i]; dgt[i] = dhp[i] * (1 - h * h) }
-                    } else {
-                        for i in 0..<bh { dgt[i] = ht[i] > 0 ? dhp[i] : 0 }
+                    let relu = mode == .rnnRelu
+                    func act<L: RNNLane>(_: L.Type, _ j: Int) where L.Element == T {
+                        let h = L.load(ht + j), d = L.load(dhp + j)
+                        (relu ? d * h.rnnPositive : d * (L.rnnOne - h * h)).store(dgt + j)
                     }
-                    rawGemm(batch, hidden, gsize, UnsafePointer(dgt), gsize, 1, whh, hidden, 1, beta: 0, dhp, hidden)
+                    lanes(bh, { act(SIMD8<T>.self, $0) }, { act(T.self, $0) })
+                    if let gBih { addColumnSums(UnsafePointer(dgt), rows: batch, cols: gsize, into: gBih.pointer(T.self)) }
+                    stepGemm(batch, hidden, gsize, UnsafePointer(dgt), gsize, whh, beta: 0, dhp, hidden)
                 }
             }
         }
@@ -362,10 +517,10 @@ private struct RNNLayerBackward {
         default: preconditionFailure("\(mode.name) backward: unsupported dtype \(dtype)")
         }
 
-        func run2<T: FloatElement>(_: T.Type) -> [Tensor?] {
+        func run2<T: RNNScalar>(_: T.Type) -> [Tensor?] {
             let rows = steps * batch
             let dgp = UnsafePointer(dG.pointer(T.self)), dhgp = UnsafePointer(dHG.pointer(T.self))
-            var gx: Tensor?, gWih: Tensor?, gWhh: Tensor?, gBih: Tensor?, gBhh: Tensor?
+            var gx: Tensor?, gWih: Tensor?, gWhh: Tensor?
             if needX {
                 let g = Tensor(uninitializedShape: [steps, batch, inSize], dtype: dtype)
                 rawGemm(rows, inSize, gsize, dgp, gsize, 1, UnsafePointer(wIh.pointer(T.self)), inSize, 1,
@@ -396,24 +551,11 @@ private struct RNNLayerBackward {
                         dhgp + firstT * batch * gsize, gsize, 1, beta: shifted > 0 ? 1 : 0, gpw, gsize)
                 gWhh = g.t()
             }
-            if needBih {
-                let g = Tensor(uninitializedShape: [gsize], dtype: dtype)
-                columnSums(dgp, rows: rows, cols: gsize, into: g.pointer(T.self))
-                gBih = g
-            }
-            if needBhh {
-                if mode != .gru, let gBih {
-                    gBhh = gBih.contiguousCopy()
-                } else {
-                    let g = Tensor(uninitializedShape: [gsize], dtype: dtype)
-                    columnSums(dhgp, rows: rows, cols: gsize, into: g.pointer(T.self))
-                    gBhh = g
-                }
-            }
+            let gBhh: Tensor? = !needBhh ? nil : (mode == .gru ? gBhhGRU : (needBih ? gBih!.contiguousCopy() : gBih))
             var out: [Tensor?] = [gx, needH0 ? dh : nil]
             if hasC { out.append(needC0 ? dc : nil) }
             out += [gWih, gWhh]
-            if hasBias { out += [gBih, gBhh] }
+            if hasBias { out += [needBih ? gBih : nil, gBhh] }
             return out
         }
         switch dtype {
