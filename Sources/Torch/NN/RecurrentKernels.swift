@@ -153,13 +153,24 @@ private func lanes(_ n: Int, _ vector: (Int) -> Void, _ scalar: (Int) -> Void) {
     while j < n { scalar(j); j += 1 }
 }
 
-/// Column sums of a contiguous rows×cols matrix into `out` (cols values).
-private func columnSums<T: RNNScalar>(_ p: UnsafePointer<T>, rows: Int, cols: Int, into out: UnsafeMutablePointer<T>) {
-    out.initialize(repeating: 0, count: cols)
+/// out[j] += Σ_r p[r·cols + j] over a contiguous rows×cols block.
+private func addColumnSums<T: RNNScalar>(_ p: UnsafePointer<T>, rows: Int, cols: Int, into out: UnsafeMutablePointer<T>) {
     for r in 0..<rows {
         let row = p + r * cols
         func add<L: RNNLane>(_: L.Type, _ j: Int) where L.Element == T { (L.load(out + j) + L.load(row + j)).store(out + j) }
         lanes(cols, { add(SIMD8<T>.self, $0) }, { add(T.self, $0) })
+    }
+}
+
+/// dst[cols × rows] = srcᵀ for a contiguous rows×cols source, in cache-sized blocks.
+private func transpose<T>(_ src: UnsafePointer<T>, rows: Int, cols: Int, into dst: UnsafeMutablePointer<T>) {
+    let tile = 16
+    for r0 in stride(from: 0, to: rows, by: tile) {
+        for c0 in stride(from: 0, to: cols, by: tile) {
+            for r in r0..<Swift.min(r0 + tile, rows) {
+                for c in c0..<Swift.min(c0 + tile, cols) { dst[c * rows + r] = src[r * cols + c] }
+            }
+        }
     }
 }
 
@@ -227,10 +238,7 @@ func rnnLayerForward(_ mode: RNNMode, input: Tensor, h0: Tensor, c0: Tensor?, _ 
         // W_hhᵀ [H, G] with contiguous rows, read in place by every step's GEMM.
         let whhT = UnsafeMutablePointer<T>.allocate(capacity: hidden * gsize)
         defer { whhT.deallocate() }
-        do {
-            let w = UnsafePointer(wHh.pointer(T.self))
-            for g in 0..<gsize { for k in 0..<hidden { whhT[k * gsize + g] = w[g * hidden + k] } }
-        }
+        transpose(UnsafePointer(wHh.pointer(T.self)), rows: gsize, cols: hidden, into: whhT)
         // Biases added in each step's gate pass: b_ih + b_hh (GRU: b_hh's n block is scaled by r,
         // so it stays apart as `bhn`).
         let bias: UnsafeMutablePointer<T>? = (bIh != nil || bHh != nil) ? .allocate(capacity: gsize) : nil
@@ -261,21 +269,36 @@ func rnnLayerForward(_ mode: RNNMode, input: Tensor, h0: Tensor, c0: Tensor?, _ 
                 stepGemm(batch, gsize, hidden, hPrev, hidden, whhT, beta: 1, gt, gsize)
                 let ct = cells!.pointer(T.self) + t * bh, tct = tanhCells!.pointer(T.self) + t * bh
                 let cp = cPrev!
+                // One sigmoid pass over all four gates: the g block is pre-scaled by 2 and
+                // tanh(x) = 2·sigmoid(2x) − 1 recovered below.
                 for b in 0..<batch {
                     let row = gt + b * gsize
-                    if let bias {
-                        func add<L: RNNLane>(_: L.Type, _ j: Int) where L.Element == T { (L.load(row + j) + L.load(bias + j)).store(row + j) }
-                        lanes(gsize, { add(SIMD8<T>.self, $0) }, { add(T.self, $0) })
+                    func pre<L: RNNLane>(_: L.Type, _ j: Int) where L.Element == T {
+                        var v = L.load(row + j)
+                        if let bias { v = v + L.load(bias + j) }
+                        v.store(row + j)
                     }
-                    vSigmoid(row, row, h2)
-                    vTanh(row + h2, row + h2, hidden)
-                    vSigmoid(row + h3, row + h3, hidden)
-                    let c = ct + b * hidden, cpb = cp + b * hidden, tc = tct + b * hidden, h = ht + b * hidden
+                    lanes(gsize, { pre(SIMD8<T>.self, $0) }, { pre(T.self, $0) })
+                    func scale<L: RNNLane>(_: L.Type, _ j: Int) where L.Element == T {
+                        let v = L.load(row + h2 + j)
+                        (v + v).store(row + h2 + j)
+                    }
+                    lanes(hidden, { scale(SIMD8<T>.self, $0) }, { scale(T.self, $0) })
+                }
+                vSigmoid(gt, gt, bg)
+                for b in 0..<batch {
+                    let row = gt + b * gsize, c = ct + b * hidden, cpb = cp + b * hidden
                     func cell<L: RNNLane>(_: L.Type, _ j: Int) where L.Element == T {
-                        (L.load(row + hidden + j) * L.load(cpb + j) + L.load(row + j) * L.load(row + h2 + j)).store(c + j)
+                        let s = L.load(row + h2 + j)
+                        let g = s + s - L.rnnOne
+                        g.store(row + h2 + j)
+                        (L.load(row + hidden + j) * L.load(cpb + j) + L.load(row + j) * g).store(c + j)
                     }
                     lanes(hidden, { cell(SIMD8<T>.self, $0) }, { cell(T.self, $0) })
-                    vTanh(c, tc, hidden)
+                }
+                vTanh(ct, tct, bh)
+                for b in 0..<batch {
+                    let row = gt + b * gsize, tc = tct + b * hidden, h = ht + b * hidden
                     func out<L: RNNLane>(_: L.Type, _ j: Int) where L.Element == T { (L.load(row + h3 + j) * L.load(tc + j)).store(h + j) }
                     lanes(hidden, { out(SIMD8<T>.self, $0) }, { out(T.self, $0) })
                 }
@@ -314,16 +337,20 @@ func rnnLayerForward(_ mode: RNNMode, input: Tensor, h0: Tensor, c0: Tensor?, _ 
             case .rnnTanh, .rnnRelu:
                 stepGemm(batch, gsize, hidden, hPrev, hidden, whhT, beta: 1, gt, gsize)
                 let relu = mode == .rnnRelu
-                for b in 0..<batch {
-                    let row = gt + b * gsize, h = ht + b * hidden
-                    func act<L: RNNLane>(_: L.Type, _ j: Int) where L.Element == T {
-                        var v = L.load(row + j)
-                        if let bias { v = v + L.load(bias + j) }
-                        (relu ? v.rnnRelu : v).store(relu ? h + j : row + j)
+                // G = H: the step's gates are one contiguous [B, H] block.
+                if bias != nil || relu {
+                    func act<L: RNNLane>(_: L.Type, _ i: Int) where L.Element == T {
+                        var v = L.load(gt + i)
+                        if let bias { v = v + L.load(bias + i % hidden) }
+                        (relu ? v.rnnRelu : v).store(relu ? ht + i : gt + i)
                     }
-                    lanes(hidden, { act(SIMD8<T>.self, $0) }, { act(T.self, $0) })
-                    if !relu { vTanh(row, h, hidden) }
+                    if hidden % 8 == 0 {
+                        lanes(bh, { act(SIMD8<T>.self, $0) }, { act(T.self, $0) })
+                    } else {
+                        for i in 0..<bh { act(T.self, i) }
+                    }
                 }
+                if !relu { vTanh(gt, ht, bh) }
             }
             hPrev = UnsafePointer(ht)
         }
@@ -395,6 +422,10 @@ private struct RNNLayerBackward {
         // GRU: the gradient reaching W_hh·h + b_hh differs from the input-side one in the n block.
         let dHG: Tensor = mode == .gru ? Tensor(uninitializedShape: [steps, batch, gsize], dtype: dtype) : dG
         let dh = gHN.map { $0.to(dtype).contiguousCopy() } ?? torch.zeros([batch, hidden], dtype: dtype)
+        // Bias gradients are column sums of the gate gradients, accumulated step by step while
+        // each step's block is still in cache (LSTM/RNN: b_ih and b_hh get the same values).
+        let gBih: Tensor? = needBih || needBhh ? torch.zeros([gsize], dtype: dtype) : nil
+        let gBhhGRU: Tensor? = mode == .gru && needBhh ? torch.zeros([gsize], dtype: dtype) : nil
         let dc: Tensor? = mode == .lstm ? (gCN.map { $0.to(dtype).contiguousCopy() } ?? torch.zeros([batch, hidden], dtype: dtype)) : nil
 
         func run<T: RNNScalar>(_: T.Type) {
@@ -443,6 +474,7 @@ private struct RNNLayerBackward {
                         }
                         lanes(hidden, { cell(SIMD8<T>.self, $0) }, { cell(T.self, $0) })
                     }
+                    if let gBih { addColumnSums(UnsafePointer(dgt), rows: batch, cols: gsize, into: gBih.pointer(T.self)) }
                     stepGemm(batch, hidden, gsize, UnsafePointer(dgt), gsize, whh, beta: 0, dhp, hidden)
                 case .gru:
                     let hnt = UnsafePointer(hn!.pointer(T.self)) + t * bh
@@ -463,6 +495,8 @@ private struct RNNLayerBackward {
                         }
                         lanes(hidden, { cell(SIMD8<T>.self, $0) }, { cell(T.self, $0) })
                     }
+                    if let gBih { addColumnSums(UnsafePointer(dgt), rows: batch, cols: gsize, into: gBih.pointer(T.self)) }
+                    if let gBhhGRU { addColumnSums(UnsafePointer(dhgt), rows: batch, cols: gsize, into: gBhhGRU.pointer(T.self)) }
                     stepGemm(batch, hidden, gsize, UnsafePointer(dhgt), gsize, whh, beta: 1, dhp, hidden)
                 case .rnnTanh, .rnnRelu:
                     let ht = op + t * bh
@@ -472,6 +506,7 @@ private struct RNNLayerBackward {
                         (relu ? d * h.rnnPositive : d * (L.rnnOne - h * h)).store(dgt + j)
                     }
                     lanes(bh, { act(SIMD8<T>.self, $0) }, { act(T.self, $0) })
+                    if let gBih { addColumnSums(UnsafePointer(dgt), rows: batch, cols: gsize, into: gBih.pointer(T.self)) }
                     stepGemm(batch, hidden, gsize, UnsafePointer(dgt), gsize, whh, beta: 0, dhp, hidden)
                 }
             }
@@ -485,7 +520,7 @@ private struct RNNLayerBackward {
         func run2<T: RNNScalar>(_: T.Type) -> [Tensor?] {
             let rows = steps * batch
             let dgp = UnsafePointer(dG.pointer(T.self)), dhgp = UnsafePointer(dHG.pointer(T.self))
-            var gx: Tensor?, gWih: Tensor?, gWhh: Tensor?, gBih: Tensor?, gBhh: Tensor?
+            var gx: Tensor?, gWih: Tensor?, gWhh: Tensor?
             if needX {
                 let g = Tensor(uninitializedShape: [steps, batch, inSize], dtype: dtype)
                 rawGemm(rows, inSize, gsize, dgp, gsize, 1, UnsafePointer(wIh.pointer(T.self)), inSize, 1,
@@ -516,24 +551,11 @@ private struct RNNLayerBackward {
                         dhgp + firstT * batch * gsize, gsize, 1, beta: shifted > 0 ? 1 : 0, gpw, gsize)
                 gWhh = g.t()
             }
-            if needBih {
-                let g = Tensor(uninitializedShape: [gsize], dtype: dtype)
-                columnSums(dgp, rows: rows, cols: gsize, into: g.pointer(T.self))
-                gBih = g
-            }
-            if needBhh {
-                if mode != .gru, let gBih {
-                    gBhh = gBih.contiguousCopy()
-                } else {
-                    let g = Tensor(uninitializedShape: [gsize], dtype: dtype)
-                    columnSums(dhgp, rows: rows, cols: gsize, into: g.pointer(T.self))
-                    gBhh = g
-                }
-            }
+            let gBhh: Tensor? = !needBhh ? nil : (mode == .gru ? gBhhGRU : (needBih ? gBih!.contiguousCopy() : gBih))
             var out: [Tensor?] = [gx, needH0 ? dh : nil]
             if hasC { out.append(needC0 ? dc : nil) }
             out += [gWih, gWhh]
-            if hasBias { out += [gBih, gBhh] }
+            if hasBias { out += [needBih ? gBih : nil, gBhh] }
             return out
         }
         switch dtype {
