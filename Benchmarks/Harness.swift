@@ -21,6 +21,15 @@ func now() -> Double {
 /// the previous one, as rebinding a Python variable does.
 nonisolated(unsafe) var sink: Tensor?
 
+/// Drops `t` at once, as Python drops the value of an expression statement such as the loop body `a + b` in
+/// scripts/bench_pytorch.py: the next iteration's result can then reuse the same buffer, as PyTorch's does.
+/// (`sink = a + b` would keep two results alive, alternating between two 16 MB outputs for the 4M cases.)
+@inline(never)
+func discard(_ t: Tensor) {
+    sink = t
+    sink = nil
+}
+
 // MARK: - Settings
 
 /// How long and how often to measure; `--quick` shortens everything.
