@@ -13,7 +13,7 @@ func sgemmCase(_ n: Int) -> (BenchSettings) -> BenchResult {
     return { s in
         let a = torch.randn(n, n), b = torch.randn(n, n)
         let t = measure(s) { iters in
-            for _ in 0..<iters { sink = a.mm(b) }
+            for _ in 0..<iters { discard(a.mm(b)) }
         }
         return .throughput(t, flops: 2 * Double(n) * Double(n) * Double(n))
     }
@@ -23,7 +23,7 @@ func sgemmCase(_ n: Int) -> (BenchSettings) -> BenchResult {
 func addTinyCase(_ s: BenchSettings) -> BenchResult {
     let a = torch.randn(10), b = torch.randn(10)
     let t = measure(s) { iters in
-        for _ in 0..<iters { sink = a + b }
+        for _ in 0..<iters { discard(a + b) }
     }
     return .micros(t)
 }
@@ -45,7 +45,7 @@ func tinyForwardBackwardCase(_ s: BenchSettings) -> BenchResult {
 func addBigCase(_ s: BenchSettings) -> BenchResult {
     let a = torch.randn(bigN), b = torch.randn(bigN)
     let t = measure(s) { iters in
-        for _ in 0..<iters { sink = a + b }
+        for _ in 0..<iters { discard(a + b) }
     }
     return .bandwidth(t, bytes: 12 * Double(bigN))
 }
@@ -54,7 +54,7 @@ func addBigCase(_ s: BenchSettings) -> BenchResult {
 func expBigCase(_ s: BenchSettings) -> BenchResult {
     let a = torch.randn(bigN)
     let t = measure(s) { iters in
-        for _ in 0..<iters { sink = a.exp() }
+        for _ in 0..<iters { discard(a.exp()) }
     }
     return .bandwidth(t, bytes: 8 * Double(bigN))
 }
@@ -63,7 +63,7 @@ func expBigCase(_ s: BenchSettings) -> BenchResult {
 func sumBigCase(_ s: BenchSettings) -> BenchResult {
     let a = torch.randn(bigN)
     let t = measure(s) { iters in
-        for _ in 0..<iters { sink = a.sum() }
+        for _ in 0..<iters { discard(a.sum()) }
     }
     return .bandwidth(t, bytes: 4 * Double(bigN))
 }

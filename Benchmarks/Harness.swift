@@ -9,17 +9,31 @@ import Torch
 
 // MARK: - Clock
 
-/// Monotonic time in seconds (`CLOCK_MONOTONIC`).
+/// Whether `now()` reads the process CPU-time clock instead of the wall clock (`--cpu-time`).
+nonisolated(unsafe) var useCPUTime = false
+
+/// Monotonic time in seconds: `CLOCK_MONOTONIC`, or `CLOCK_PROCESS_CPUTIME_ID` with `--cpu-time` (on a shared
+/// machine the CPU time of a one-thread case leaves out the time other processes held the core; with n threads
+/// it is the CPU time of all of them, not a wall time).
 @inline(__always)
 func now() -> Double {
     var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
+    clock_gettime(useCPUTime ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC, &ts)
     return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
 }
 
 /// Keeps results alive so the optimizer cannot drop the work that produced them. Assigning a new result releases
 /// the previous one, as rebinding a Python variable does.
 nonisolated(unsafe) var sink: Tensor?
+
+/// Drops `t` at once, as Python drops the value of an expression statement such as the loop body `a + b` in
+/// scripts/bench_pytorch.py: the next iteration's result can then reuse the same buffer, as PyTorch's does.
+/// (`sink = a + b` would keep two results alive, alternating between two 16 MB outputs for the 4M cases.)
+@inline(never)
+func discard(_ t: Tensor) {
+    sink = t
+    sink = nil
+}
 
 // MARK: - Settings
 

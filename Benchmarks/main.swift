@@ -1,6 +1,6 @@
 // SwiftTorch benchmarks: one JSON line per (case, thread count) on stdout; progress and notes on stderr.
 //
-//   swift run -c release Benchmarks [--filter NAME[,NAME...]] [--threads N[,N...]] [--quick] [--list]
+//   swift run -c release Benchmarks [--filter NAME[,NAME...]] [--threads N[,N...]] [--quick] [--cpu-time] [--list]
 //
 // Compare with PyTorch: scripts/compare (runs this and scripts/bench_pytorch.py, each in its own process).
 #if canImport(Glibc)
@@ -13,10 +13,11 @@ import Torch
 
 func usage() -> Never {
     let text = """
-    usage: Benchmarks [--filter NAME[,NAME...]] [--threads N[,N...]] [--quick] [--list]
+    usage: Benchmarks [--filter NAME[,NAME...]] [--threads N[,N...]] [--quick] [--cpu-time] [--list]
       --filter   run cases whose name contains any of the given substrings
       --threads  run every selected case at these thread counts (default: each case's own list)
       --quick    shorter warm-up and repetitions (rough figures)
+      --cpu-time time with the process CPU-time clock (one-thread cases on a busy machine)
       --list     print the case names and exit
 
     """
@@ -33,6 +34,7 @@ var args = CommandLine.arguments.dropFirst()
 while let a = args.popFirst() {
     switch a {
     case "--quick": settings.quick = true
+    case "--cpu-time": useCPUTime = true
     case "--list": listOnly = true
     case "--filter":
         guard let v = args.popFirst() else { usage() }
@@ -62,7 +64,7 @@ if selected.isEmpty {
 }
 
 fputs("# SwiftTorch benchmarks: isa=\(String(cString: ct_isa_name())) default_threads=\(torch.getNumThreads())"
-      + (settings.quick ? " (quick)" : "") + "\n", stderr)
+      + (settings.quick ? " (quick)" : "") + (useCPUTime ? " (cpu time)" : "") + "\n", stderr)
 setvbuf(stdout, nil, _IOLBF, 0)
 for c in selected {
     for n in threadOverride ?? c.threads {

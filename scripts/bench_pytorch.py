@@ -3,7 +3,7 @@
 
 Runs the same cases with the same methodology and prints the same JSON lines, one per (case, thread count):
 
-    /root/torchenv/bin/python scripts/bench_pytorch.py [--filter NAME[,NAME...]] [--threads N[,N...]] [--quick] [--list]
+    /root/torchenv/bin/python scripts/bench_pytorch.py [--filter NAME[,NAME...]] [--threads N[,N...]] [--quick] [--cpu-time] [--list]
 
 Keep each case's inputs and loop body identical to its Swift twin in Benchmarks/Cases.swift, and the measurement
 in `measure` identical to Benchmarks/Harness.swift.
@@ -35,7 +35,7 @@ class Timing:
         self.median, self.min, self.iters, self.reps = median, best, iters, reps
 
 
-now = time.perf_counter  # monotonic clock (CLOCK_MONOTONIC on Linux)
+now = time.perf_counter  # monotonic clock (CLOCK_MONOTONIC on Linux); time.process_time with --cpu-time
 
 
 def measure(s, body):
@@ -210,6 +210,8 @@ def main():
                    help="run cases whose name contains any of these comma-separated substrings")
     p.add_argument("--threads", help="comma-separated thread counts for every selected case")
     p.add_argument("--quick", action="store_true", help="shorter warm-up and repetitions")
+    p.add_argument("--cpu-time", action="store_true",
+                   help="time with the process CPU-time clock (one-thread cases on a busy machine)")
     p.add_argument("--list", action="store_true", help="print the case names and exit")
     args = p.parse_args()
 
@@ -229,9 +231,12 @@ def main():
         return 1
 
     s = Settings(args.quick)
+    if args.cpu_time:
+        global now
+        now = time.process_time  # CLOCK_PROCESS_CPUTIME_ID, as the Swift harness's --cpu-time
     print(f"# PyTorch {torch.__version__} benchmarks: default_threads={torch.get_num_threads()} "
           f"mkldnn={torch.backends.mkldnn.is_available()} cpu_capability={torch.backends.cpu.get_cpu_capability()}"
-          + (" (quick)" if s.quick else ""), file=sys.stderr)
+          + (" (quick)" if s.quick else "") + (" (cpu time)" if args.cpu_time else ""), file=sys.stderr)
     for name, ths, _, run in selected:
         for n in threads or ths:
             torch.set_num_threads(n)

@@ -3,6 +3,12 @@
 // gemm_kernel.inc; this file instantiates it per ISA and element type and
 // dispatches at run time (isa.c).
 //
+// Blocking: A blocks (MC x KC) stay in L2, B blocks (KC x NC) in L3, one B
+// micro-panel (KC x NR) in L1. A large NC for float matters: A is re-packed
+// (an in-register transpose for row-major A) once per NC columns, which cost
+// 7% of a 2048^3 sgemm at NC = 512 and 2% at NC = 2048 (perf profile, one
+// Sapphire Rapids core; the packed B buffer is KC x NC = 2 MiB per thread).
+//
 // Register blocks (rows x columns of C per micro-kernel):
 //   AVX-512: 14 x 32 float, 14 x 16 double (28 zmm accumulators)
 //   AVX2:     6 x 16 float,  6 x  8 double (12 ymm accumulators)
@@ -63,7 +69,7 @@ void *ct__scratch(int slot, size_t bytes) {
 #define CT_MR 14
 #define CT_KC 256
 #define CT_MC 168
-#define CT_NC 512
+#define CT_NC 2048
 #include "gemm_kernel.inc"
 #define CT_T double
 #define CT_DOUBLE 1
@@ -86,7 +92,7 @@ void *ct__scratch(int slot, size_t bytes) {
 #define CT_MR 6
 #define CT_KC 256
 #define CT_MC 144
-#define CT_NC 512
+#define CT_NC 2048
 #include "gemm_kernel.inc"
 #define CT_T double
 #define CT_DOUBLE 1

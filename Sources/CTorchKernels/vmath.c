@@ -1,6 +1,7 @@
 // Vectorized float math (exp, log, tanh, sigmoid, sum): the kernels are
 // written once in vmath_kernel.inc and instantiated per ISA here.
 #include "ct_internal.h"
+#include <stdlib.h>
 #if CT_X86
 #include <immintrin.h>
 #endif

@@ -3,11 +3,15 @@
 /// closure), so the inner loops are plain pointer loops with no calls.
 
 /// out[i] = f(a[i], b[i]) over a plan whose operands are (out, a, b).
+///
+/// The pointers and strides travel as the parallel context and the row closure captures only
+/// `f`, so every call site gets its own vectorised loop on the pool threads too
+/// (see `parallelFor(_:grain:context:_:)`).
 @inline(__always)
 func binaryLoop<A, B, R>(_ plan: StridedPlan, _ out: UnsafeMutablePointer<R>, _ a: UnsafePointer<A>,
                          _ b: UnsafePointer<B>, _ f: (A, B) -> R) {
-    let (s0, s1, s2) = plan.innerStrides
-    plan.parallelRows { n, o0, o1, o2 in
+    plan.parallelRows(context: (out, a, b, plan.innerStrides)) { c, n, o0, o1, o2 in
+        let (out, a, b, (s0, s1, s2)) = c
         let po = out + o0, pa = a + o1, pb = b + o2
         if s0 == 1 && s1 == 1 && s2 == 1 {
             for i in 0..<n { po[i] = f(pa[i], pb[i]) }
@@ -23,11 +27,11 @@ func binaryLoop<A, B, R>(_ plan: StridedPlan, _ out: UnsafeMutablePointer<R>, _ 
     }
 }
 
-/// out[i] = f(a[i]) over a plan whose operands are (out, a, -).
+/// out[i] = f(a[i]) over a plan whose operands are (out, a, -); parallel like `binaryLoop`.
 @inline(__always)
 func unaryLoop<A, R>(_ plan: StridedPlan, _ out: UnsafeMutablePointer<R>, _ a: UnsafePointer<A>, _ f: (A) -> R) {
-    let (s0, s1, _) = plan.innerStrides
-    plan.parallelRows { n, o0, o1, _ in
+    plan.parallelRows(context: (out, a, plan.innerStrides.0, plan.innerStrides.1)) { c, n, o0, o1, _ in
+        let (out, a, s0, s1) = c
         let po = out + o0, pa = a + o1
         if s0 == 1 && s1 == 1 {
             for i in 0..<n { po[i] = f(pa[i]) }

@@ -103,6 +103,10 @@ struct StridedPlan {
     }
 
     /// Runs rows in parallel when the total work is large.
+    ///
+    /// `body` runs on pool threads as a stand-alone function: fine for loops written inside it,
+    /// but a generic helper whose `body` calls a captured closure per element must use
+    /// `parallelRows(context:_:)` (see `parallelFor(_:grain:context:_:)`).
     @inline(__always)
     func parallelRows(_ body: (Int, Int, Int, Int) -> Void) {
         if outerSizes.isEmpty {
@@ -122,6 +126,33 @@ struct StridedPlan {
             forEachRow(0..<r, body)
         } else {
             parallelFor(r, grain: grainRows) { lo, hi in forEachRow(lo..<hi, body) }
+        }
+    }
+}
+
+extension StridedPlan {
+    /// `parallelRows` for generic helpers: `body(context, count, o0, o1, o2)` gets its run-time
+    /// data through `context` and captures only its caller's closure literals, so the element
+    /// function is inlined into the loop the pool threads run (see `parallelFor(_:grain:context:_:)`).
+    @inline(__always)
+    func parallelRows<Context>(context: Context, _ body: (Context, Int, Int, Int, Int) -> Void) {
+        if rows == 1 {
+            if inner <= elementwiseGrain { body(context, inner, 0, 0, 0); return }
+            // One long row: split it into chunks.
+            parallelFor(inner, grain: elementwiseGrain, context: (innerStrides, context)) { c, lo, hi in
+                let (s0, s1, s2) = c.0
+                body(c.1, hi - lo, lo &* s0, lo &* s1, lo &* s2)
+            }
+            return
+        }
+        let r = rows
+        let grainRows = Swift.max(1, elementwiseGrain / Swift.max(inner, 1))
+        if r <= grainRows {
+            forEachRow(0..<r) { body(context, $0, $1, $2, $3) }
+            return
+        }
+        parallelFor(r, grain: grainRows, context: (self, context)) { c, lo, hi in
+            c.0.forEachRow(lo..<hi) { body(c.1, $0, $1, $2, $3) }
         }
     }
 }
