@@ -182,6 +182,24 @@ def checkpoint_case(fmt, save, read=False):
     return run
 
 
+# --- recurrent layers (twin of Benchmarks/RecurrentCases.swift) ----------------------------------------------
+
+def lstm_step_case(s):
+    lstm, fc = torch.nn.LSTM(28, 128, batch_first=True), torch.nn.Linear(128, 10)
+    criterion = torch.nn.CrossEntropyLoss()
+    opt = torch.optim.Adam(list(lstm.parameters()) + list(fc.parameters()), lr=1e-3)
+    x, y = torch.randn(64, 28, 28), torch.randint(0, 10, (64,))
+
+    def body(iters):
+        for _ in range(iters):
+            opt.zero_grad()
+            out, _ = lstm(x)
+            loss = criterion(fc(out[:, -1, :]), y)
+            loss.backward()
+            opt.step()
+    return millis(measure(s, body))
+
+
 # name, default thread counts, summary, run -- same names and order as registerAllCases() in Cases.swift
 CASES = [
     ("sgemm_256", [1], "torch.mm 256x256 @ 256x256 float32", sgemm_case(256)),
@@ -201,6 +219,8 @@ CASES = [
      checkpoint_case("pt", False, read=True)),
     ("safetensors_save_100MB", [1], "safetensors save_file of 100 MB (GB/s; no fsync)", checkpoint_case("st", True)),
     ("safetensors_load_100MB", [1], "safetensors load_file of 100 MB (GB/s)", checkpoint_case("st", False)),
+    ("lstm_step", [1], "LSTM(28,128,batch_first) + Linear(128,10) + CrossEntropyLoss + Adam, x [64,28,28]: "
+     "one train step (ms)", lstm_step_case),
 ]
 
 

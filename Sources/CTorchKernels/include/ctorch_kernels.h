@@ -74,6 +74,23 @@ void ct_vsigmoid_f32(const float *x, float *y, int64_t n);
 /// (pairwise-like accuracy, like PyTorch's cascade sum).
 float ct_vsum_f32(const float *x, int64_t n);
 
+// MARK: - Recurrent cells (float32, contiguous rows)
+
+/// One LSTM time step after the recurrent GEMM, over `rows` rows of hidden size `h`:
+/// `gates` (row stride 4h) holds the pre-activations of blocks i, f, g, o; `bias` (4h, or NULL)
+/// is added, the activated gates are written back (sigmoid, sigmoid, tanh, sigmoid), then
+/// c = f*c_prev + i*g, tc = tanh(c), h_out = o*tc (each rows x h).
+void ct_lstm_cell_fwd_f32(int64_t rows, int64_t h, float *gates, const float *bias,
+                          const float *c_prev, float *c, float *tc, float *h_out);
+
+/// Backward of one LSTM step: from the activated `gates`, `tc` = tanh(c), `c_prev` and the
+/// gradient `dh` of the step's output, writes the pre-activation gradients `dgates`
+/// (row stride 4h), turns `dc` (gradient of c, in) into the gradient of c_prev (out), and adds
+/// the column sums of `dgates` into `dbias` (4h) unless it is NULL.
+void ct_lstm_cell_bwd_f32(int64_t rows, int64_t h, const float *gates, const float *tc,
+                          const float *c_prev, const float *dh, float *dc, float *dgates,
+                          float *dbias);
+
 #ifdef __cplusplus
 }
 #endif

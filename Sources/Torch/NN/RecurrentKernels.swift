@@ -192,6 +192,16 @@ private func stepGemm<T: FloatElement>(_ m: Int, _ n: Int, _ k: Int, _ a: Unsafe
     }
 }
 
+/// The same memory as `Float` (call sites have checked `T.self == Float.self`).
+@inline(__always)
+private func f32<T>(_ p: UnsafeMutablePointer<T>) -> UnsafeMutablePointer<Float> {
+    UnsafeMutableRawPointer(p).assumingMemoryBound(to: Float.self)
+}
+@inline(__always)
+private func f32<T>(_ p: UnsafePointer<T>) -> UnsafeMutablePointer<Float> {
+    UnsafeMutableRawPointer(mutating: p).assumingMemoryBound(to: Float.self)
+}
+
 /// A contiguous tensor with `t`'s values (itself when already contiguous), not recorded.
 @inline(__always)
 private func dense(_ t: Tensor) -> Tensor { t.isContiguous ? t : t.contiguousCopy() }
@@ -269,38 +279,30 @@ func rnnLayerForward(_ mode: RNNMode, input: Tensor, h0: Tensor, c0: Tensor?, _ 
                 stepGemm(batch, gsize, hidden, hPrev, hidden, whhT, beta: 1, gt, gsize)
                 let ct = cells!.pointer(T.self) + t * bh, tct = tanhCells!.pointer(T.self) + t * bh
                 let cp = cPrev!
-                // One sigmoid pass over all four gates: the g block is pre-scaled by 2 and
-                // tanh(x) = 2·sigmoid(2x) − 1 recovered below.
-                for b in 0..<batch {
-                    let row = gt + b * gsize
-                    func pre<L: RNNLane>(_: L.Type, _ j: Int) where L.Element == T {
-                        var v = L.load(row + j)
-                        if let bias { v = v + L.load(bias + j) }
-                        v.store(row + j)
+                if T.self == Float.self {
+                    ct_lstm_cell_fwd_f32(Int64(batch), Int64(hidden), f32(gt), bias.map { UnsafePointer(f32($0)) },
+                                         UnsafePointer(f32(cp)), f32(ct), f32(tct), f32(ht))
+                } else {
+                    for b in 0..<batch {
+                        let row = gt + b * gsize, c = ct + b * hidden, cpb = cp + b * hidden
+                        if let bias {
+                            func add<L: RNNLane>(_: L.Type, _ j: Int) where L.Element == T { (L.load(row + j) + L.load(bias + j)).store(row + j) }
+                            lanes(gsize, { add(SIMD8<T>.self, $0) }, { add(T.self, $0) })
+                        }
+                        vSigmoid(row, row, h2)
+                        vTanh(row + h2, row + h2, hidden)
+                        vSigmoid(row + h3, row + h3, hidden)
+                        func cell<L: RNNLane>(_: L.Type, _ j: Int) where L.Element == T {
+                            (L.load(row + hidden + j) * L.load(cpb + j) + L.load(row + j) * L.load(row + h2 + j)).store(c + j)
+                        }
+                        lanes(hidden, { cell(SIMD8<T>.self, $0) }, { cell(T.self, $0) })
                     }
-                    lanes(gsize, { pre(SIMD8<T>.self, $0) }, { pre(T.self, $0) })
-                    func scale<L: RNNLane>(_: L.Type, _ j: Int) where L.Element == T {
-                        let v = L.load(row + h2 + j)
-                        (v + v).store(row + h2 + j)
+                    vTanh(ct, tct, bh)
+                    for b in 0..<batch {
+                        let row = gt + b * gsize, tc = tct + b * hidden, h = ht + b * hidden
+                        func out<L: RNNLane>(_: L.Type, _ j: Int) where L.Element == T { (L.load(row + h3 + j) * L.load(tc + j)).store(h + j) }
+                        lanes(hidden, { out(SIMD8<T>.self, $0) }, { out(T.self, $0) })
                     }
-                    lanes(hidden, { scale(SIMD8<T>.self, $0) }, { scale(T.self, $0) })
-                }
-                vSigmoid(gt, gt, bg)
-                for b in 0..<batch {
-                    let row = gt + b * gsize, c = ct + b * hidden, cpb = cp + b * hidden
-                    func cell<L: RNNLane>(_: L.Type, _ j: Int) where L.Element == T {
-                        let s = L.load(row + h2 + j)
-                        let g = s + s - L.rnnOne
-                        g.store(row + h2 + j)
-                        (L.load(row + hidden + j) * L.load(cpb + j) + L.load(row + j) * g).store(c + j)
-                    }
-                    lanes(hidden, { cell(SIMD8<T>.self, $0) }, { cell(T.self, $0) })
-                }
-                vTanh(ct, tct, bh)
-                for b in 0..<batch {
-                    let row = gt + b * gsize, tc = tct + b * hidden, h = ht + b * hidden
-                    func out<L: RNNLane>(_: L.Type, _ j: Int) where L.Element == T { (L.load(row + h3 + j) * L.load(tc + j)).store(h + j) }
-                    lanes(hidden, { out(SIMD8<T>.self, $0) }, { out(T.self, $0) })
                 }
                 cPrev = UnsafePointer(ct)
             case .gru:
@@ -456,25 +458,31 @@ private struct RNNLayerBackward {
                     let dcp = dc!.pointer(T.self)
                     let cPrev = first ? UnsafePointer(c0!.pointer(T.self)) : UnsafePointer(cells!.pointer(T.self)) + tPrev * bh
                     let tct = UnsafePointer(tanhCells!.pointer(T.self)) + t * bh
-                    for b in 0..<batch {
-                        let row = gt + b * gsize, drow = dgt + b * gsize
-                        let dhb = dhp + b * hidden, dcb = dcp + b * hidden
-                        let tc = tct + b * hidden, cp = cPrev + b * hidden
-                        func cell<L: RNNLane>(_: L.Type, _ j: Int) where L.Element == T {
-                            let one = L.rnnOne
-                            let i = L.load(row + j), f = L.load(row + hidden + j)
-                            let g = L.load(row + h2 + j), o = L.load(row + h3 + j)
-                            let dhv = L.load(dhb + j), tcv = L.load(tc + j)
-                            let dcv = L.load(dcb + j) + dhv * o * (one - tcv * tcv)
-                            (dcv * g * i * (one - i)).store(drow + j)
-                            (dcv * L.load(cp + j) * f * (one - f)).store(drow + hidden + j)
-                            (dcv * i * (one - g * g)).store(drow + h2 + j)
-                            (dhv * tcv * o * (one - o)).store(drow + h3 + j)
-                            (dcv * f).store(dcb + j)
+                    if T.self == Float.self {
+                        ct_lstm_cell_bwd_f32(Int64(batch), Int64(hidden), UnsafePointer(f32(gt)), UnsafePointer(f32(tct)),
+                                             UnsafePointer(f32(cPrev)), UnsafePointer(f32(dhp)), f32(dcp), f32(dgt),
+                                             gBih.map { f32($0.pointer(T.self)) })
+                    } else {
+                        for b in 0..<batch {
+                            let row = gt + b * gsize, drow = dgt + b * gsize
+                            let dhb = dhp + b * hidden, dcb = dcp + b * hidden
+                            let tc = tct + b * hidden, cp = cPrev + b * hidden
+                            func cell<L: RNNLane>(_: L.Type, _ j: Int) where L.Element == T {
+                                let one = L.rnnOne
+                                let i = L.load(row + j), f = L.load(row + hidden + j)
+                                let g = L.load(row + h2 + j), o = L.load(row + h3 + j)
+                                let dhv = L.load(dhb + j), tcv = L.load(tc + j)
+                                let dcv = L.load(dcb + j) + dhv * o * (one - tcv * tcv)
+                                (dcv * g * i * (one - i)).store(drow + j)
+                                (dcv * L.load(cp + j) * f * (one - f)).store(drow + hidden + j)
+                                (dcv * i * (one - g * g)).store(drow + h2 + j)
+                                (dhv * tcv * o * (one - o)).store(drow + h3 + j)
+                                (dcv * f).store(dcb + j)
+                            }
+                            lanes(hidden, { cell(SIMD8<T>.self, $0) }, { cell(T.self, $0) })
                         }
-                        lanes(hidden, { cell(SIMD8<T>.self, $0) }, { cell(T.self, $0) })
+                        if let gBih { addColumnSums(UnsafePointer(dgt), rows: batch, cols: gsize, into: gBih.pointer(T.self)) }
                     }
-                    if let gBih { addColumnSums(UnsafePointer(dgt), rows: batch, cols: gsize, into: gBih.pointer(T.self)) }
                     stepGemm(batch, hidden, gsize, UnsafePointer(dgt), gsize, whh, beta: 0, dhp, hidden)
                 case .gru:
                     let hnt = UnsafePointer(hn!.pointer(T.self)) + t * bh
@@ -528,16 +536,18 @@ private struct RNNLayerBackward {
                 gx = g
             }
             if needWih {
-                // xᵀ · dG (packs better than dGᵀ · x), returned transposed.
-                let g = Tensor(uninitializedShape: [inSize, gsize], dtype: dtype)
-                rawGemm(inSize, gsize, rows, UnsafePointer(x.pointer(T.self)), 1, inSize, dgp, gsize, 1,
-                        beta: 0, g.pointer(T.self), gsize)
-                gWih = g.t()
+                // dGᵀ · x, straight into W_ih's contiguous layout (a transposed view would be copied
+                // again by gradient accumulation).
+                let g = Tensor(uninitializedShape: [gsize, inSize], dtype: dtype)
+                rawGemm(gsize, inSize, rows, dgp, 1, gsize, UnsafePointer(x.pointer(T.self)), inSize, 1,
+                        beta: 0, g.pointer(T.self), inSize)
+                gWih = g
             }
             if needWhh {
                 // Σ_t h_{t−1}ᵀ · dHG_t: the previous hidden states are the output shifted by one step
                 // (one GEMM over (T−1)·B rows) plus h0 for the first step.
-                let g = Tensor(uninitializedShape: [hidden, gsize], dtype: dtype)
+                // dHGᵀ · h_prev, in W_hh's contiguous layout.
+                let g = Tensor(uninitializedShape: [gsize, hidden], dtype: dtype)
                 let gpw = g.pointer(T.self), op = UnsafePointer(output.pointer(T.self))
                 let firstT = reverse ? steps - 1 : 0
                 let shifted = (steps - 1) * batch
@@ -545,11 +555,11 @@ private struct RNNLayerBackward {
                     // forward: out[0..<T−1] with dHG[1..<T]; reverse: out[1..<T] with dHG[0..<T−1].
                     let hs = reverse ? op + batch * hidden : op
                     let ds = reverse ? dhgp : dhgp + batch * gsize
-                    rawGemm(hidden, gsize, shifted, hs, 1, hidden, ds, gsize, 1, beta: 0, gpw, gsize)
+                    rawGemm(gsize, hidden, shifted, ds, 1, gsize, hs, hidden, 1, beta: 0, gpw, hidden)
                 }
-                rawGemm(hidden, gsize, batch, UnsafePointer(h0.pointer(T.self)), 1, hidden,
-                        dhgp + firstT * batch * gsize, gsize, 1, beta: shifted > 0 ? 1 : 0, gpw, gsize)
-                gWhh = g.t()
+                rawGemm(gsize, hidden, batch, dhgp + firstT * batch * gsize, 1, gsize,
+                        UnsafePointer(h0.pointer(T.self)), hidden, 1, beta: shifted > 0 ? 1 : 0, gpw, hidden)
+                gWhh = g
             }
             let gBhh: Tensor? = !needBhh ? nil : (mode == .gru ? gBhhGRU : (needBih ? gBih!.contiguousCopy() : gBih))
             var out: [Tensor?] = [gx, needH0 ? dh : nil]
