@@ -80,4 +80,5 @@ func registerAllCases() {
     register("exp_4M", "a.exp(), 4M float32 elements (GB/s, 8 bytes/element)", expBigCase)
     register("sum_4M", "a.sum(), 4M float32 elements (GB/s, 4 bytes/element)", sumBigCase)
     registerSaveLoadCases()
+    registerTrainingCases()
 }
