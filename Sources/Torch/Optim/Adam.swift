@@ -61,6 +61,21 @@ extension optim {
                     let m = expAvg.pointer(T.self), v = expAvgSq.pointer(T.self), vmax = maxSq?.pointer(T.self)
                     let w1 = T(1 - beta1), tb2 = T(beta2), w2 = T(1 - beta2), teps = T(eps)
                     let twd = T(wd), decay = T(1 - lr * wd), tStep = T(stepSize), tbc2 = T(bc2Sqrt)
+                    if !maximize && wd == 0 && vmax == nil {
+                        // The common case as a branch-free loop the compiler vectorises (same arithmetic as below).
+                        fusedUpdate(n) { r in
+                            for i in r {
+                                let grad = gp[i]
+                                let mi = lerp(m[i], grad, w1)
+                                m[i] = mi
+                                let vi = v[i] * tb2 + grad * grad * w2
+                                v[i] = vi
+                                let denom = vi.squareRoot() / tbc2 + teps
+                                pp[i] = pp[i] + (mi / denom) * -tStep
+                            }
+                        }
+                        return
+                    }
                     fusedUpdate(n) { r in
                         for i in r {
                             var grad = maximize ? -gp[i] : gp[i]
