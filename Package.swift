@@ -10,6 +10,7 @@ let examples: [(name: String, folder: String, vision: Bool)] = [
     ("optimizer-comparison", "OptimizerComparison", false),
     ("fashion-mnist-mlp", "FashionMNISTMLP", true),
     ("convert-checkpoint", "ConvertCheckpoint", false),
+    ("checkpoint", "Checkpoint", false),
 ]
 
 let package = Package(

@@ -73,3 +73,21 @@ for _ in 0..<50 {
     }
 }
 print(model(valX))
+
+// Saving and loading (the tutorial's section 4): the state dict, torch.save, and a fresh model of
+// the same architecture restored with loadStateDict. The file is a real PyTorch checkpoint:
+// `torch.load('mymodel.pth')` reads it in Python.
+print(model.stateDict())
+let savePath = (NSTemporaryDirectory() as NSString).appendingPathComponent("mymodel.pth")
+do {
+    try torch.save(model.stateDict(), savePath)
+    let restored = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 1))
+    let stateDict = try torch.load(savePath)
+    try restored.loadStateDict(stateDict)
+    let val = torch.tensor([[8, 9], [10, 11], [1.5, 2.5]]).float()
+    print("saved to \(savePath); the loaded model predicts:")
+    print(restored(val))
+} catch {
+    print("save/load failed: \(error)")
+    exit(1)
+}

@@ -183,6 +183,11 @@ final class AutogradFeatureTests: XCTestCase {
         gradgradcheck(x, name: "$0.cumprod(dim: 1)") { $0.cumprod(dim: 1) }
         gradgradcheck(torch.tensor([[2.0, 0.0, 3.0], [0.0, 0.0, 1.5]], dtype: .float64), name: "$0.cumprod(dim: 1)") { $0.cumprod(dim: 1) }
         gradgradcheck(x, name: "$0.prod(dim: 1)") { $0.prod(dim: 1) }
+        // One zero per group: the first and second derivatives go through the product of the others.
+        let oneZero = torch.tensor([[2.0, 0.0, 3.0], [0.5, -1.0, 1.5]], dtype: .float64)
+        gradgradcheck(oneZero, name: "$0.prod(dim: 1) at a zero") { $0.prod(dim: 1) }
+        gradgradcheck(oneZero, name: "$0.prod() at a zero") { $0.prod().reshape(1) }
+        gradgradcheck(oneZero, name: "$0.prod(dim: 0) at a zero") { $0.prod(dim: 0) }
         gradgradcheck(x, name: "$0.norm(dim: 1)") { $0.norm(dim: 1) }
         gradgradcheck(x, name: "$0.mm($0.t())") { $0.mm($0.t()) }
         gradgradcheck(x, name: "$0.amax(dim: [1]) * $0.sum(dim: 1)") { $0.amax(dim: [1]) * $0.sum(dim: 1) }

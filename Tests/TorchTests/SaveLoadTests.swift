@@ -473,6 +473,17 @@ final class SaveLoadTests: XCTestCase {
         try torch.save(["epoch": 30, "model_state_dict": StateValue(model.stateDict()), "optimizer_state_dict": opt.stateDict(),
                         "losses": .list(losses), "input": .tensor(x), "target": .tensor(y), "output": .tensor(out)],
                        file("checkpoint.pt"))
+        // The exact bytes of the saved model and optimizer tensors (before the parameters move on).
+        var expected: [String: Any] = [:]
+        func describe(_ t: Tensor) -> [String: Any] {
+            ["dtype": t.dtype.name, "shape": t.shape, "stride": t.strides, "offset": t.storageOffset, "hex": hexBytes(t)]
+        }
+        for (k, t) in model.stateDict() { expected["model/" + k] = describe(t) }
+        for (k, v) in opt.stateDict()["state"]?.dictValue ?? [] {
+            for (name, buf) in v.dictValue ?? [] {
+                if let t = buf.tensorValue { expected["optimizer/\(k.intValue!)/\(name.stringValue!)"] = describe(t) }
+            }
+        }
         _ = step()  // one more step from the checkpointed state; PyTorch repeats it from the files
         try torch.save(model.stateDict(), file("after_step.pt"))
 
@@ -489,10 +500,8 @@ final class SaveLoadTests: XCTestCase {
         try torch.save(sd, file("tensors.pt"))
         try safetensors.saveFile(sd.filter { !["weight_t", "row1", "head.weight"].contains($0.0) }, file("tensors.safetensors"),
                                  metadata: ["format": "pt"])
-        var expected: [String: Any] = [:]
         for (k, t) in sd + Array(zip(model.stateDict().keys.map { "after_step/" + $0 }, model.stateDict().values)) {
-            expected[k] = ["dtype": t.dtype.name, "shape": t.shape, "stride": t.strides, "offset": t.storageOffset,
-                           "hex": hexBytes(t)]
+            expected[k] = describe(t)
         }
         let json = try JSONSerialization.data(withJSONObject: ["tensors": expected], options: [.sortedKeys])
         try json.write(to: dir.appendingPathComponent("expected.json"))

@@ -171,6 +171,10 @@ final class ViewsAndMatmulTests: XCTestCase {
         gradcheck([x, torch.randn(2, 4, dtype: .float64)]) { $0[0].scatter(0, i0, $0[1]) }
         gradcheck([x, torch.randn(3, 2, dtype: .float64)]) { $0[0].scatterAdd(1, i1, $0[1]) }
         gradcheck([x, torch.randn(2, 4, dtype: .float64)]) { $0[0].scatterAdd(0, torch.zeros(2, 4, dtype: .int64), $0[1]) }
+        // src larger than index: only its leading index-shaped block is read (PyTorch 2.15 stops with an
+        // "invalid gradient" error here; SwiftTorch gives the other elements zero gradient).
+        gradcheck([x, torch.randn(3, 5, dtype: .float64)]) { $0[0].scatter(1, i1, $0[1]) }
+        gradcheck([x, torch.randn(4, 6, dtype: .float64)]) { $0[0].scatterAdd(0, i0, $0[1]) }
         XCTAssertEqual(x.requiresGrad_().gather(0, i0).gradFn?.name, "GatherBackward0")
     }
 

@@ -9,6 +9,7 @@ extension Tensor {
 
     /// The edge gradients for this tensor flow into.
     func gradientEdge() -> Edge {
+        if viewBase != nil { refreshViewHistory() }
         if let fn = gradFn { return Edge(node: fn, inputNr: outputNr) }
         if _requiresGrad { return Edge(node: accumulator(), inputNr: 0) }
         return Edge(node: nil, inputNr: 0)
@@ -44,6 +45,7 @@ func record(_ name: String, _ output: Tensor, inputs: [Tensor],
     output.gradFn = node
     output.outputNr = 0
     output._requiresGrad = true
+    if output.viewBase != nil { output.viewHistoryVersion = output.storage.version }
     return output
 }
 
@@ -56,5 +58,6 @@ func recordMulti(_ name: String, _ outputs: [Tensor], inputs: [Tensor],
         o.gradFn = node
         o.outputNr = i
         o._requiresGrad = true
+        if o.viewBase != nil { o.viewHistoryVersion = o.storage.version }
     }
 }

@@ -99,10 +99,17 @@ extension Tensor {
         }
         _ = index.shape  // shape checks happen per element above
         if anyNeedsGrad(self, src) {
-            let idx = index
+            let idx = index, srcShape = src.shape
             record(accumulate ? "ScatterAddBackward0" : "ScatterBackward0", out, inputs: [self, src]) { _, g in
                 let gSelf = accumulate ? g : g.scatter(d, idx, torch.zeros(idx.shape, dtype: g.dtype))
-                return [gSelf, g.gather(d, idx)]
+                var gSrc = g.gather(d, idx)
+                if srcShape != idx.shape {
+                    // Only src's leading index-shaped block is read; the rest gets zero gradient.
+                    gSrc = embedGradient(gSrc, into: srcShape) { t in
+                        idx.shape.indices.reduce(t) { $0.narrow($1, 0, idx.shape[$1]) }
+                    }
+                }
+                return [gSelf, gSrc]
             }
         }
         return out

@@ -502,13 +502,13 @@ extension Tensor {
 
 /// For prod's gradient at zeros: the product of the other elements of each reduced group.
 private func productOfOthers(_ x: Tensor, plan: ReductionPlan, keepdim: Bool) -> Tensor {
-    torch.noGrad {
-        let zeros = (x .== 0)
-        let nonzeroProd = torch.where(zeros, torch.onesLike(x), x).prod(dim: plan.reduced.first ?? 0, keepdim: true)
-        let zeroCount = zeros.to(x.dtype).sum(dim: plan.reduced, keepdim: true)
-        // Only a single zero in the group has a nonzero gradient.
-        return torch.where(zeroCount .== 1, nonzeroProd.expand(x.shape), torch.zerosLike(x))
-    }
+    // Differentiable (for create_graph): the zero itself counts as 1 in the product of the others.
+    let zeros = (x .== 0)
+    var nonzeroProd = torch.where(zeros, torch.onesLike(x), x)
+    for d in plan.reduced { nonzeroProd = nonzeroProd.prod(dim: d, keepdim: true) }
+    let zeroCount = zeros.to(x.dtype).sum(dim: plan.reduced, keepdim: true)
+    // Only a single zero in the group has a nonzero gradient.
+    return torch.where(zeroCount .== 1, nonzeroProd.expand(x.shape), torch.zerosLike(x))
 }
 
 extension torch {

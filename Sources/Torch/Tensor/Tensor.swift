@@ -39,6 +39,9 @@ public class Tensor {
     final var hooks: [(Tensor) -> Tensor?] = []
     /// The tensor this one is a view of (nil when it owns its storage alone).
     @exclusivity(unchecked) final var viewBase: Tensor?
+    /// For a view with autograd history: the storage version when that history was recorded
+    /// (see `refreshViewHistory`).
+    @exclusivity(unchecked) final var viewHistoryVersion = 0
     /// True for a 0-d tensor made from a Swift number operand (lowest priority in type promotion).
     @exclusivity(unchecked) final var isWrappedNumber = false
 
