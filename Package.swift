@@ -34,7 +34,7 @@ let package = Package(
             resources: [.copy("Resources/digits-images-idx3-ubyte"), .copy("Resources/digits-labels-idx1-ubyte")],
             swiftSettings: swift5
         ),
-        .executableTarget(name: "Benchmarks", dependencies: ["Torch"], path: "Benchmarks", swiftSettings: swift5),
+        .executableTarget(name: "Benchmarks", dependencies: ["Torch", "TorchVision"], path: "Benchmarks", swiftSettings: swift5),
         .testTarget(name: "TorchTests", dependencies: ["Torch"], swiftSettings: swift5),
         .testTarget(name: "TorchVisionTests", dependencies: ["TorchVision", "Torch"], swiftSettings: swift5),
     ] + examples.map {

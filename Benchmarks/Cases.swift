@@ -81,4 +81,5 @@ func registerAllCases() {
     register("sum_4M", "a.sum(), 4M float32 elements (GB/s, 4 bytes/element)", sumBigCase)
     registerSaveLoadCases()
     registerRecurrentCases()
+    registerTrainingCases()
 }

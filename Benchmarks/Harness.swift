@@ -139,11 +139,13 @@ func jsonString(_ s: String) -> String {
 
 /// What a case reports: the headline figure (`metric`, `value`) plus extra fields.
 struct BenchResult {
-    /// "GFLOP/s", "GB/s" (higher is better), "us" or "ms" (lower is better).
+    /// "GFLOP/s", "GB/s" (higher is better), "us", "ms" or "s" (lower is better).
     var metric: String
     var value: Double
     var timing: Timing
     var extra: [(String, JSONValue)] = []
+    /// Why the case could not run (a missing dataset); such a result prints a note instead of a line.
+    var skipped: String? = nil
 
     /// Figure from a timing and an amount of work per iteration.
     static func throughput(_ t: Timing, flops: Double) -> BenchResult {
@@ -159,6 +161,13 @@ struct BenchResult {
     }
     static func millis(_ t: Timing) -> BenchResult {
         BenchResult(metric: "ms", value: t.median * 1e3, timing: t, extra: [("best", .number(t.min * 1e3))])
+    }
+    static func seconds(_ t: Timing) -> BenchResult {
+        BenchResult(metric: "s", value: t.median, timing: t, extra: [("best", .number(t.min))])
+    }
+    /// A case that cannot run here, with the reason.
+    static func skip(_ why: String) -> BenchResult {
+        BenchResult(metric: "", value: .nan, timing: Timing(median: .nan, min: .nan, iters: 0, reps: 0), skipped: why)
     }
 
     func jsonLine(caseName: String, threads: Int) -> String {

@@ -72,6 +72,10 @@ for c in selected {
         torch.manualSeed(0)
         let r = c.run(settings)
         sink = nil
+        if let why = r.skipped {
+            fputs("# \(c.name): skipped: \(why)\n", stderr)
+            continue
+        }
         print(r.jsonLine(caseName: c.name, threads: n))
     }
 }

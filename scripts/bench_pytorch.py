@@ -85,6 +85,15 @@ def millis(t):
     return dict(metric="ms", value=t.median * 1e3, timing=t, extra=dict(best=t.min * 1e3))
 
 
+def seconds(t):
+    return dict(metric="s", value=t.median, timing=t, extra=dict(best=t.min))
+
+
+def skip(why):
+    """A case that cannot run here (Harness.swift's BenchResult.skip)."""
+    return dict(skipped=why)
+
+
 # --- cases (mirror of Benchmarks/Cases.swift) ----------------------------------------------------------------
 
 def sgemm_case(n):
@@ -200,6 +209,81 @@ def lstm_step_case(s):
     return millis(measure(s, body))
 
 
+# --- training (twin of Benchmarks/TrainingCases.swift) -----------------------------------------------------
+
+FASHION_MNIST_ROOT = "/usr/share/datasets/fashion-mnist"
+
+
+def mlp_step_case(adam):
+    def run(s):
+        from tutorial000_mlp import Net
+        model = Net(28 * 28, 300, 100, 10)
+        x, y = torch.randn(64, 28 * 28), torch.randint(0, 10, (64,))
+        criterion = torch.nn.CrossEntropyLoss()
+        optimizer = (torch.optim.Adam(model.parameters(), lr=1e-3) if adam
+                     else torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.5))
+        model.train()
+
+        def body(iters):
+            for _ in range(iters):
+                loss = criterion(model(x), y)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+        return millis(measure(s, body))
+    return run
+
+
+def mlp_epoch_case(s):
+    import os
+    import torchvision.transforms as transforms
+    from torch.utils.data import DataLoader
+    from torchvision.datasets import FashionMNIST
+    from tutorial000_mlp import Net, torchvision_root
+    if not os.path.exists(os.path.join(FASHION_MNIST_ROOT, "train-images-idx3-ubyte.gz")):
+        return skip(f"{FASHION_MNIST_ROOT} has no Fashion-MNIST (apt-get install dataset-fashion-mnist)")
+    transform = transforms.Compose([transforms.ToTensor(), transforms.Normalize([0.5], [0.5])])
+    train = FashionMNIST(torchvision_root(FASHION_MNIST_ROOT), train=True, transform=transform, download=False)
+    loader = DataLoader(train, batch_size=64, shuffle=True)
+    model = Net(28 * 28, 300, 100, 10)
+    criterion = torch.nn.CrossEntropyLoss()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.5)
+    model.train()
+    totals = [0.0, 0.0]
+
+    def body(iters):
+        for _ in range(iters):
+            for img, label in loader:
+                img = img.view(img.size(0), -1)
+                out = model(img)
+                loss = criterion(out, label)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                totals[0] += loss.item()
+                _, pred = out.max(1)
+                totals[1] += (pred == label).sum().item() / img.shape[0]
+    return seconds(measure(s, body))
+
+
+def two_layer_adam_step_case(s):
+    x, y = torch.randn(64, 1000), torch.randn(64, 10)
+    model = torch.nn.Sequential(torch.nn.Linear(1000, 100, bias=False), torch.nn.ReLU(),
+                                torch.nn.Linear(100, 10, bias=False))
+    torch.nn.init.normal_(model[0].weight)
+    torch.nn.init.normal_(model[2].weight)
+    loss_fn = torch.nn.MSELoss(reduction="sum")
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+
+    def body(iters):
+        for _ in range(iters):
+            loss = loss_fn(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    return millis(measure(s, body))
+
+
 # name, default thread counts, summary, run -- same names and order as registerAllCases() in Cases.swift
 CASES = [
     ("sgemm_256", [1], "torch.mm 256x256 @ 256x256 float32", sgemm_case(256)),
@@ -221,6 +305,13 @@ CASES = [
     ("safetensors_load_100MB", [1], "safetensors load_file of 100 MB (GB/s)", checkpoint_case("st", False)),
     ("lstm_step", [1], "LSTM(28,128,batch_first) + Linear(128,10) + CrossEntropyLoss + Adam, x [64,28,28]: "
      "one train step (ms)", lstm_step_case),
+
+    ("mlp_step_sgd", [1], "tutorial 000 MLP train step, batch 64, SGD momentum 0.5 (ms)", mlp_step_case(False)),
+    ("mlp_step_adam", [1], "tutorial 000 MLP train step, batch 64, Adam (ms)", mlp_step_case(True)),
+    ("mlp_epoch", [1], "tutorial 000 MLP, one Fashion-MNIST epoch through DataLoader batch 64 shuffle (s)",
+     mlp_epoch_case),
+    ("twolayer_adam_step", [1], "tutorial 003 64x1000 -> 100 -> 10, ReLU, MSELoss sum, Adam step (ms)",
+     two_layer_adam_step_case),
 ]
 
 
@@ -262,6 +353,9 @@ def main():
             torch.set_num_threads(n)
             torch.manual_seed(0)
             r = run(s)
+            if "skipped" in r:
+                print(f"# {name}: skipped: {r['skipped']}", file=sys.stderr, flush=True)
+                continue
             t = r["timing"]
             line = {"case": name, "threads": n, "metric": r["metric"], "value": r["value"],
                     "iters": t.iters, "reps": t.reps}

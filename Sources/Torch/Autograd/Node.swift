@@ -112,9 +112,17 @@ public final class AccumulateGrad: Node {
             if GradMode.isEnabled {
                 variable.grad = g
             } else {
-                // Own the buffer: a view or broadcast gradient is materialised.
-                variable.grad = (g.viewBase == nil && g.isContiguous && g.gradFn == nil && g.dtype == variable.dtype)
-                    ? g : g.to(variable.dtype).contiguousCopy()
+                // Own the buffer: a view or broadcast gradient is materialised, unless the view covers its
+                // whole storage contiguously (a weight gradient made as (gᵀ x)ᵀ and transposed back), which is
+                // then taken over as a plain tensor.
+                let usable = g.gradFn == nil && g.dtype == variable.dtype && g.isContiguous
+                if usable && g.viewBase == nil {
+                    variable.grad = g
+                } else if usable && g.storageOffset == 0 && g.storage.byteCount == g.numel * g.dtype.itemSize {
+                    variable.grad = Tensor(storage: g.storage, shape: g.shape, strides: g.strides, offset: 0, dtype: g.dtype)
+                } else {
+                    variable.grad = g.to(variable.dtype).contiguousCopy()
+                }
             }
         }
         return []

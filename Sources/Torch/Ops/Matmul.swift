@@ -44,6 +44,24 @@ private func gemmOperand(_ t: Tensor, _ dtype: DType) -> Tensor {
     return c.contiguousCopy()
 }
 
+/// True when a 2-D tensor is column-major (its transpose is contiguous), as a Linear weight seen through `.t()` is.
+private func isColumnMajor(_ t: Tensor) -> Bool {
+    t.dim == 2 && t.shape[0] > 1 && t.shape[1] > 1 && t.strides[0] == 1 && t.strides[1] == t.shape[0]
+}
+
+/// The gradient of `mat1` in `mat1 @ mat2` (g mat2ᵀ), in `mat1`'s layout as PyTorch's mm_mat1_backward makes it:
+/// for a column-major `mat1` it is computed as (mat2 gᵀ)ᵀ.
+private func mmMat1Backward(_ g: Tensor, _ mat2: Tensor, columnMajor: Bool) -> Tensor {
+    columnMajor ? mat2.mm(g.t()).t() : g.mm(mat2.t())
+}
+
+/// The gradient of `mat2` in `mat1 @ mat2` (mat1ᵀ g), in `mat2`'s layout as PyTorch's mm_mat2_backward makes it:
+/// for a column-major `mat2` (`weight.t()` in a Linear layer) it is computed as (gᵀ mat1)ᵀ, so the weight's
+/// gradient reaches AccumulateGrad contiguous instead of being copied there.
+private func mmMat2Backward(_ g: Tensor, _ mat1: Tensor, columnMajor: Bool) -> Tensor {
+    columnMajor ? g.t().mm(mat1).t() : mat1.t().mm(g)
+}
+
 extension Tensor {
     /// Matrix product of two 2-D tensors.
     public func mm(_ other: Tensor) -> Tensor {
@@ -58,8 +76,10 @@ extension Tensor {
         if anyNeedsGrad(self, other) {
             let needA = _requiresGrad, needB = other._requiresGrad
             let sa = needB ? SavedTensor(self) : nil, sb = needA ? SavedTensor(other) : nil
+            let colA = isColumnMajor(self), colB = isColumnMajor(other)
             record("MmBackward0", result, inputs: [self, other]) { node, g in
-                [needA ? g.mm(sb!.unpack(node).t()) : nil, needB ? sa!.unpack(node).t().mm(g) : nil]
+                [needA ? mmMat1Backward(g, sb!.unpack(node), columnMajor: colA) : nil,
+                 needB ? mmMat2Backward(g, sa!.unpack(node), columnMajor: colB) : nil]
             }
         }
         return result
@@ -188,10 +208,11 @@ extension torch {
             let n1 = mat1._requiresGrad, n2 = mat2._requiresGrad, ni = input._requiresGrad
             let s1 = n2 ? SavedTensor(mat1) : nil, s2 = n1 ? SavedTensor(mat2) : nil
             let inShape = input.shape
+            let col1 = isColumnMajor(mat1), col2 = isColumnMajor(mat2)
             record("AddmmBackward0", result, inputs: [input, mat1, mat2]) { node, g in
                 let gi: Tensor? = ni ? (beta == 1 ? g : g * beta).sumToSize(inShape) : nil
-                var g1: Tensor? = n1 ? g.mm(s2!.unpack(node).t()) : nil
-                var g2: Tensor? = n2 ? s1!.unpack(node).t().mm(g) : nil
+                var g1: Tensor? = n1 ? mmMat1Backward(g, s2!.unpack(node), columnMajor: col1) : nil
+                var g2: Tensor? = n2 ? mmMat2Backward(g, s1!.unpack(node), columnMajor: col2) : nil
                 if alpha != 1 { g1 = g1.map { $0 * alpha }; g2 = g2.map { $0 * alpha } }
                 return [gi, g1, g2]
             }

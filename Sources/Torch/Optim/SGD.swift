@@ -46,6 +46,24 @@ extension optim {
                     let pp = p.pointer(T.self), gp = g.pointer(T.self)
                     let bp = buf?.pointer(T.self)
                     let tlr = T(lr), tm = T(momentum), td = T(1 - dampening), twd = T(wd)
+                    let plain = !maximize && wd == 0 && !nesterov
+                    if plain, let bp, !firstStep {
+                        // The common case as a branch-free loop the compiler vectorises (same arithmetic as below).
+                        fusedUpdate(n) { r in
+                            for i in r {
+                                let b = bp[i] * tm + gp[i] * td
+                                bp[i] = b
+                                pp[i] = pp[i] + b * -tlr
+                            }
+                        }
+                        return
+                    }
+                    if plain && bp == nil {
+                        fusedUpdate(n) { r in
+                            for i in r { pp[i] = pp[i] + gp[i] * -tlr }
+                        }
+                        return
+                    }
                     fusedUpdate(n) { r in
                         for i in r {
                             var d = maximize ? -gp[i] : gp[i]
