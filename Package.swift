@@ -28,15 +28,17 @@ let package = Package(
         .target(name: "CTorchKernels"),
         .target(name: "Torch", dependencies: ["CTorchKernels"], swiftSettings: swift5),
         .target(name: "TorchVision", dependencies: ["Torch"], swiftSettings: swift5),
+        // Tutorial 000's MLP, shared by the tests and benchmarks that compare it with PyTorch.
+        .target(name: "TutorialModels", dependencies: ["Torch"], swiftSettings: swift5),
         .executableTarget(
             name: "SwiftTorchCLI",
             dependencies: ["Torch", "TorchVision", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             resources: [.copy("Resources/digits-images-idx3-ubyte"), .copy("Resources/digits-labels-idx1-ubyte")],
             swiftSettings: swift5
         ),
-        .executableTarget(name: "Benchmarks", dependencies: ["Torch", "TorchVision"], path: "Benchmarks", swiftSettings: swift5),
-        .testTarget(name: "TorchTests", dependencies: ["Torch"], swiftSettings: swift5),
-        .testTarget(name: "TorchVisionTests", dependencies: ["TorchVision", "Torch"], swiftSettings: swift5),
+        .executableTarget(name: "Benchmarks", dependencies: ["Torch", "TorchVision", "TutorialModels"], path: "Benchmarks", swiftSettings: swift5),
+        .testTarget(name: "TorchTests", dependencies: ["Torch", "TutorialModels"], swiftSettings: swift5),
+        .testTarget(name: "TorchVisionTests", dependencies: ["TorchVision", "Torch", "TutorialModels"], swiftSettings: swift5),
     ] + examples.map {
         .executableTarget(name: $0.name, dependencies: $0.vision ? ["Torch", "TorchVision"] : ["Torch"],
                           path: "Examples/\($0.folder)", swiftSettings: swift5)

@@ -3,20 +3,8 @@
 import Foundation
 import Torch
 import TorchVision
+import TutorialModels
 
-/// Tutorial 000's network (Examples/FashionMNISTMLP): 784-300-100-10 with BatchNorm1d after the hidden layers.
-final class TutorialMLP: nn.Module {
-    let layer1: nn.Sequential, layer2: nn.Sequential, layer3: nn.Sequential
-    init(_ inDim: Int, _ h1: Int, _ h2: Int, _ outDim: Int) {
-        layer1 = nn.Sequential(nn.Linear(inDim, h1), nn.BatchNorm1d(h1))
-        layer2 = nn.Sequential(nn.Linear(h1, h2), nn.BatchNorm1d(h2))
-        layer3 = nn.Sequential(nn.Linear(h2, outDim))
-        super.init()
-    }
-    override func forward(_ x: Tensor) -> Tensor {
-        layer3(F.relu(layer2(F.relu(layer1(x)))))
-    }
-}
 
 /// Where the Fashion-MNIST IDX files are (Debian package dataset-fashion-mnist).
 let fashionMNISTRoot = "/usr/share/datasets/fashion-mnist"

@@ -5,6 +5,7 @@
 import Foundation
 import XCTest
 @testable import Torch
+import TutorialModels
 
 /// PyTorch's `LSTMClassifier`: Embedding → 2-layer bidirectional LSTM → Linear on the last step.
 private final class LSTMClassifier: nn.Module {
@@ -17,19 +18,6 @@ private final class LSTMClassifier: nn.Module {
     }
 }
 
-/// Examples/FashionMNISTMLP's `Net` (tutorial 000's 784-300-100-10 MLP with BatchNorm1d).
-private final class TutorialNet: nn.Module {
-    let layer1: nn.Sequential, layer2: nn.Sequential, layer3: nn.Sequential
-    init(_ inDim: Int, _ h1: Int, _ h2: Int, _ outDim: Int) {
-        layer1 = nn.Sequential(nn.Linear(inDim, h1), nn.BatchNorm1d(h1))
-        layer2 = nn.Sequential(nn.Linear(h1, h2), nn.BatchNorm1d(h2))
-        layer3 = nn.Sequential(nn.Linear(h2, outDim))
-        super.init()
-    }
-    override func forward(_ x: Tensor) -> Tensor {
-        layer3(F.relu(layer2(F.relu(layer1(x)))))
-    }
-}
 
 final class CheckpointModelFixtureTests: XCTestCase {
     /// Loads `<name>.pt` into `model`, checks the key order against PyTorch's, switches to eval
@@ -85,7 +73,7 @@ final class CheckpointModelFixtureTests: XCTestCase {
 
     func testTutorialMLPAfterOneEpoch() throws {
         torch.manualSeed(0)
-        let model = TutorialNet(28 * 28, 300, 100, 10)
+        let model = TutorialMLP(28 * 28, 300, 100, 10)
         try check("fashion_mnist_mlp", model)
         let c = try XCTUnwrap(loadFixtureCases("saveload_models").first { $0["name"] as? String == "fashion_mnist_mlp" })
         let io = try torch.load(saveLoadFixtures.appendingPathComponent(c["io_file"] as! String).path)

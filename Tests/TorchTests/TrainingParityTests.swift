@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import Torch
+import TutorialModels
 
 /// Whole training runs against PyTorch (issue 3, "Correctness"): tutorial 002's add-two-numbers network
 /// and the first 20 steps of tutorial 000's MLP reproduce PyTorch's loss history within 1e-4 relative.
@@ -85,20 +86,6 @@ final class TrainingParityTests: XCTestCase {
 
     // MARK: - Tutorial 000: the MLP's first 20 steps
 
-    /// Examples/FashionMNISTMLP's network, line for line.
-    final class Net: nn.Module {
-        let layer1: nn.Sequential, layer2: nn.Sequential, layer3: nn.Sequential
-        init(_ inDim: Int, _ h1: Int, _ h2: Int, _ outDim: Int) {
-            layer1 = nn.Sequential(nn.Linear(inDim, h1), nn.BatchNorm1d(h1))
-            layer2 = nn.Sequential(nn.Linear(h1, h2), nn.BatchNorm1d(h2))
-            layer3 = nn.Sequential(nn.Linear(h2, outDim))
-            super.init()
-        }
-        override func forward(_ x: Tensor) -> Tensor {
-            layer3(F.relu(layer2(F.relu(layer1(x)))))
-        }
-    }
-
     /// The checksums scripts/fixtures/training.py's `checksum` stores: sum, sum of |x|, a
     /// position-weighted sum and the first values, all in float64.
     private func assertChecksum(_ t: Tensor, _ expected: Any, rtol: Double, _ what: String,
@@ -124,7 +111,7 @@ final class TrainingParityTests: XCTestCase {
         let steps = c["steps"] as! Int, batch = c["batch"] as! Int
         // Initial weights: the constructor after manualSeed(0) draws PyTorch's exact uniform samples.
         torch.manualSeed(0)
-        let model = Net(28 * 28, 300, 100, 10)
+        let model = TutorialMLP(28 * 28, 300, 100, 10)
         let initial = c["initial"] as! [String: Any]
         for (name, value) in model.stateDict() where value.dtype.isFloatingPoint {
             assertChecksum(value, initial[name]!, rtol: 1e-12, "initial \(name)")

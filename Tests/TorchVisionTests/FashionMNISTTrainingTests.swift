@@ -2,6 +2,7 @@ import XCTest
 import Foundation
 @testable import TorchVision
 @testable import Torch
+import TutorialModels
 
 /// Tutorial 000's MLP trained for one epoch on the real Fashion-MNIST (issue 3, "Correctness"):
 /// Examples/FashionMNISTMLP's network, loaders, loss and optimizer, then evaluation on the test set.
@@ -11,18 +12,6 @@ import Foundation
 final class FashionMNISTTrainingTests: XCTestCase {
     private let root = "/usr/share/datasets/fashion-mnist"
 
-    final class Net: nn.Module {
-        let layer1: nn.Sequential, layer2: nn.Sequential, layer3: nn.Sequential
-        init(_ inDim: Int, _ h1: Int, _ h2: Int, _ outDim: Int) {
-            layer1 = nn.Sequential(nn.Linear(inDim, h1), nn.BatchNorm1d(h1))
-            layer2 = nn.Sequential(nn.Linear(h1, h2), nn.BatchNorm1d(h2))
-            layer3 = nn.Sequential(nn.Linear(h2, outDim))
-            super.init()
-        }
-        override func forward(_ x: Tensor) -> Tensor {
-            layer3(F.relu(layer2(F.relu(layer1(x)))))
-        }
-    }
 
     func testOneEpochReachesEightyPercent() throws {
         for file in ["train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
@@ -38,7 +27,7 @@ final class FashionMNISTTrainingTests: XCTestCase {
         let testLoader = DataLoader(testDataset, batchSize: 128, shuffle: false)
 
         torch.manualSeed(0)
-        let model = Net(28 * 28, 300, 100, 10)
+        let model = TutorialMLP(28 * 28, 300, 100, 10)
         let criterion = nn.CrossEntropyLoss()
         let optimizer = optim.SGD(model.parameters(), lr: 0.01, momentum: 0.5)
 
