@@ -87,24 +87,30 @@ func nativeBatchNorm(_ input: Tensor, weight: Tensor?, bias: Tensor?, runningMea
         writeBack(runningVar, rv)
     }
     let result = ct == input.dtype ? out : out.to(input.dtype)
+    recordNormalization("NativeBatchNormBackward0", result, input: input, weight: weight, bias: bias) { g, xs, ws, needs in
+        batchNormBackward(g, xs, ws, mean: mean, invstd: invstd, training: training, eps: eps, needs: needs)
+    }
+    return result
+}
+
+/// Records an affine normalization (batch/layer norm) of `input` with optional `weight` and `bias`:
+/// `backward(g, input, weight, needs)` returns the three gradients, `needs` saying which are wanted.
+private func recordNormalization(_ name: String, _ result: Tensor, input: Tensor, weight: Tensor?, bias: Tensor?,
+                                 backward: @escaping (Tensor, Tensor, Tensor?, (Bool, Bool, Bool)) -> (Tensor?, Tensor?, Tensor?)) {
     var inputs = [input]
     if let weight { inputs.append(weight) }
     if let bias { inputs.append(bias) }
-    if anyNeedsGrad(inputs) {
-        let sx = SavedTensor(input), sw = weight.map { SavedTensor($0) }
-        let needX = input._requiresGrad, needW = weight?._requiresGrad ?? false, needB = bias?._requiresGrad ?? false
-        let hasW = weight != nil, hasB = bias != nil
-        record("NativeBatchNormBackward0", result, inputs: inputs) { node, g in
-            let xs = sx.unpack(node), ws = sw?.unpack(node)
-            let grads = batchNormBackward(g, xs, ws, mean: mean, invstd: invstd, training: training, eps: eps,
-                                          needs: (needX, needW, needB))
-            var r: [Tensor?] = [grads.0]
-            if hasW { r.append(grads.1) }
-            if hasB { r.append(grads.2) }
-            return r
-        }
+    guard anyNeedsGrad(inputs) else { return }
+    let sx = SavedTensor(input), sw = weight.map { SavedTensor($0) }
+    let needs = (input._requiresGrad, weight?._requiresGrad ?? false, bias?._requiresGrad ?? false)
+    let hasW = weight != nil, hasB = bias != nil
+    record(name, result, inputs: inputs) { node, g in
+        let grads = backward(g, sx.unpack(node), sw?.unpack(node), needs)
+        var r: [Tensor?] = [grads.0]
+        if hasW { r.append(grads.1) }
+        if hasB { r.append(grads.2) }
+        return r
     }
-    return result
 }
 
 /// Gradients of batch norm: fused kernel, or differentiable ops when the backward is recorded.
@@ -197,22 +203,10 @@ func nativeLayerNorm(_ input: Tensor, _ normalizedShape: [Int], weight: Tensor?,
         }
     }
     let result = ct == input.dtype ? out : out.to(input.dtype)
-    var inputs = [input]
-    if let weight { inputs.append(weight) }
-    if let bias { inputs.append(bias) }
-    if anyNeedsGrad(inputs) {
-        let sx = SavedTensor(input), sw = weight.map { SavedTensor($0) }
-        let needX = input._requiresGrad, needW = weight?._requiresGrad ?? false, needB = bias?._requiresGrad ?? false
-        let hasW = weight != nil, hasB = bias != nil
-        record("NativeLayerNormBackward0", result, inputs: inputs) { node, g in
-            let xs = sx.unpack(node), ws = sw?.unpack(node)
-            let grads = layerNormBackward(g, xs, ws, hasBias: hasB, normalizedRank: normalizedShape.count, mean: mean,
-                                          rstd: rstd, eps: eps, needs: (needX, needW, needB))
-            var r: [Tensor?] = [grads.0]
-            if hasW { r.append(grads.1) }
-            if hasB { r.append(grads.2) }
-            return r
-        }
+    let hasB = bias != nil
+    recordNormalization("NativeLayerNormBackward0", result, input: input, weight: weight, bias: bias) { g, xs, ws, needs in
+        layerNormBackward(g, xs, ws, hasBias: hasB, normalizedRank: normalizedShape.count, mean: mean,
+                          rstd: rstd, eps: eps, needs: needs)
     }
     return result
 }
