@@ -43,7 +43,7 @@ extension Tensor {
             guard let gBase = grads[0] else { return [Tensor?](repeating: nil, count: node.nextEdges.count) }
             let g = gBase.contiguous()
             let gView = region(g)
-            let opGrads = backward(node, gView.isContiguous ? gView : gView.contiguous())
+            let opGrads = backward(node, gView.contiguous())
             let baseGrad: Tensor
             if GradMode.isEnabled {
                 // create_graph: the same result from differentiable ops.

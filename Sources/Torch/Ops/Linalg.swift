@@ -16,26 +16,12 @@ import Foundation
 
 // MARK: - Messages (tested directly; preconditions can't be caught)
 
-/// PyTorch's scalar-type name ("Float", "Long") used in linalg messages.
-func linalgScalarTypeName(_ d: DType) -> String {
-    switch d {
-    case .float32: return "Float"
-    case .float64: return "Double"
-    case .float16: return "Half"
-    case .bfloat16: return "BFloat16"
-    case .int64: return "Long"
-    case .int32: return "Int"
-    case .uint8: return "Byte"
-    case .bool: return "Bool"
-    }
-}
-
 /// The message for an input dtype linalg ops don't accept, or nil for float32/float64.
 func linalgDTypeMessage(_ op: String, _ dtype: DType) -> String? {
     switch dtype {
     case .float32, .float64: return nil
-    case .float16, .bfloat16: return "\(op): Low precision dtypes not supported. Got \(linalgScalarTypeName(dtype))"
-    default: return "\(op): Expected a floating point or complex tensor as input. Got \(linalgScalarTypeName(dtype))"
+    case .float16, .bfloat16: return "\(op): Low precision dtypes not supported. Got \(scalarTypeName(dtype))"
+    default: return "\(op): Expected a floating point or complex tensor as input. Got \(scalarTypeName(dtype))"
     }
 }
 
@@ -220,7 +206,7 @@ extension torch.linalg {
     /// (`LinalgSolveExBackward0`). A singular A stops with PyTorch's LinAlgError message.
     public static func solve(_ A: Tensor, _ B: Tensor) -> Tensor {
         checkLinalgInput(A, "linalg.solve", square: true)
-        precondition(A.dtype == B.dtype, "linalg.solve: Expected A and B to have the same dtype, but found A of type \(linalgScalarTypeName(A.dtype)) and B of type \(linalgScalarTypeName(B.dtype)) instead")
+        precondition(A.dtype == B.dtype, "linalg.solve: Expected A and B to have the same dtype, but found A of type \(scalarTypeName(A.dtype)) and B of type \(scalarTypeName(B.dtype)) instead")
         let n = A.shape[A.dim - 1]
         let vectorCase = B.dim == 1 || (B.dim == A.dim - 1 && B.shape == Array(A.shape.dropLast()))
         precondition(B.dim >= 1, "linalg.solve: The input tensor B must have at least 1 dimensions.")
@@ -706,7 +692,7 @@ extension torch.linalg {
     /// SVD is used either way (same result for a symmetric input).
     public static func pinv(_ A: Tensor, atol: Double? = nil, rtol: Double? = nil, hermitian: Bool = false) -> Tensor {
         precondition(A.dim >= 2 && (A.dtype == .float32 || A.dtype == .float64),
-                     "linalg.pinv(\(linalgScalarTypeName(A.dtype)){\(shapeString(A.shape))}): expected a tensor with 2 or more dimensions of float, double, cfloat or cdouble types")
+                     "linalg.pinv(\(scalarTypeName(A.dtype)){\(shapeString(A.shape))}): expected a tensor with 2 or more dimensions of float, double, cfloat or cdouble types")
         let b = MatrixBatch(A), m = b.rows, n = b.cols, k = Swift.min(m, n)
         let (out, po) = doubleBuffer(b.batchShape + [n, m])
         let u = UnsafeMutablePointer<Double>.allocate(capacity: max(m * k, 1))

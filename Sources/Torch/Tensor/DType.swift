@@ -139,3 +139,17 @@ extension Bool: TensorScalar {
     @inlinable public init(torchDouble v: Double) { self = v != 0 }
     @inlinable public var torchDouble: Double { self ? 1 : 0 }
 }
+
+/// PyTorch's C++ scalar-type name used in loss and linalg messages (`Float`, `Long`, ...).
+func scalarTypeName(_ d: DType) -> String {
+    switch d {
+    case .float32: return "Float"
+    case .float64: return "Double"
+    case .float16: return "Half"
+    case .bfloat16: return "BFloat16"
+    case .int64: return "Long"
+    case .int32: return "Int"
+    case .uint8: return "Byte"
+    case .bool: return "Bool"
+    }
+}

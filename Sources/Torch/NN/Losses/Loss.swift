@@ -109,20 +109,6 @@ func lossDTypeMessage(op: String, _ dtype: DType) -> String {
     "\"\(op)\" not implemented for '\(scalarTypeName(dtype))'"
 }
 
-/// PyTorch's C++ scalar-type name used in messages (`Float`, `Long`, ...).
-func scalarTypeName(_ d: DType) -> String {
-    switch d {
-    case .float32: return "Float"
-    case .float64: return "Double"
-    case .float16: return "Half"
-    case .bfloat16: return "BFloat16"
-    case .int64: return "Long"
-    case .int32: return "Int"
-    case .uint8: return "Byte"
-    case .bool: return "Bool"
-    }
-}
-
 /// Python's `torch.Size([2, 3])` spelling used in messages raised from `torch.nn.functional`.
 func torchSizeString(_ s: [Int]) -> String { "torch.Size(\(shapeString(s)))" }
 
