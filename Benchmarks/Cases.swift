@@ -59,6 +59,17 @@ func expBigCase(_ s: BenchSettings) -> BenchResult {
     return .bandwidth(t, bytes: 8 * Double(bigN))
 }
 
+/// `F.leakyRelu` of a 4M-float tensor into a new one; 8 bytes per element moved. Its element
+/// function carries a run-time constant (the slope), the case that once fell back to an
+/// indirect call per element on the pool threads.
+func leakyReluBigCase(_ s: BenchSettings) -> BenchResult {
+    let a = torch.randn(bigN)
+    let t = measure(s) { iters in
+        for _ in 0..<iters { discard(F.leakyRelu(a, negativeSlope: 0.1)) }
+    }
+    return .bandwidth(t, bytes: 8 * Double(bigN))
+}
+
 /// Full `sum()` of a 4M-float tensor; 4 bytes per element read.
 func sumBigCase(_ s: BenchSettings) -> BenchResult {
     let a = torch.randn(bigN)
@@ -79,6 +90,8 @@ func registerAllCases() {
     register("add_4M", threads: [1, 2], "a + b, 4M float32 elements (GB/s, 12 bytes/element)", addBigCase)
     register("exp_4M", "a.exp(), 4M float32 elements (GB/s, 8 bytes/element)", expBigCase)
     register("sum_4M", "a.sum(), 4M float32 elements (GB/s, 4 bytes/element)", sumBigCase)
+    register("leaky_relu_4M", threads: [1, 2], "F.leaky_relu(a, 0.1), 4M float32 elements (GB/s, 8 bytes/element)",
+             leakyReluBigCase)
     registerSaveLoadCases()
     registerRecurrentCases()
     registerTrainingCases()

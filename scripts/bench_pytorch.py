@@ -144,6 +144,15 @@ def exp_big_case(s):
     return bandwidth(measure(s, body), 8.0 * BIG_N)
 
 
+def leaky_relu_big_case(s):
+    a = torch.randn(BIG_N)
+
+    def body(iters):
+        for _ in range(iters):
+            torch.nn.functional.leaky_relu(a, 0.1)
+    return bandwidth(measure(s, body), 8.0 * BIG_N)
+
+
 def sum_big_case(s):
     a = torch.randn(BIG_N)
 
@@ -296,6 +305,7 @@ CASES = [
     ("add_4M", [1, 2], "a + b, 4M float32 elements (GB/s, 12 bytes/element)", add_big_case),
     ("exp_4M", [1], "a.exp(), 4M float32 elements (GB/s, 8 bytes/element)", exp_big_case),
     ("sum_4M", [1], "a.sum(), 4M float32 elements (GB/s, 4 bytes/element)", sum_big_case),
+    ("leaky_relu_4M", [1, 2], "F.leaky_relu(a, 0.1), 4M float32 elements (GB/s, 8 bytes/element)", leaky_relu_big_case),
     ("torch_save_100MB", [1], "torch.save of a 100 MB state dict (GB/s; no fsync)", checkpoint_case("pt", True)),
     ("torch_load_100MB", [1], "torch.load(weights_only=True, mmap=True) of a 100 MB state dict (GB/s)",
      checkpoint_case("pt", False)),

@@ -45,6 +45,29 @@ typedef void (*ct_range_fn)(void *ctx, int64_t begin, int64_t end);
 /// process alive) and are re-created on demand in a fork()ed child.
 void ct_parallel_for(int64_t n, int64_t grain, ct_range_fn fn, void *ctx);
 
+// MARK: - Streaming prefetch
+
+/// Elementwise loops over arrays of at least this many bytes (half this machine class's 2 MB
+/// L2) prefetch in software: the hardware streamers alone leave a one-core loop short of the
+/// L3/DRAM bandwidth (measured +15-30 % on 16 MB add/exp, and no gain in cache, where the
+/// extra instructions cost a little).
+#define CT_PREFETCH_MIN_BYTES 1048576
+/// How far ahead (bytes) a streaming loop prefetches.
+#define CT_PREFETCH_DISTANCE 4096
+
+/// Prefetches the cache line at `p` for reading. Never faults.
+static inline void ct_prefetch(const void *p) { __builtin_prefetch(p, 0, 3); }
+
+/// Prefetches the cache line at `p` for writing (x86 PREFETCHW: the line arrives exclusive,
+/// so the store later needs no ownership request; a no-op on x86 CPUs without it). Never faults.
+static inline void ct_prefetch_write(const void *p) {
+#if defined(__x86_64__)
+  __asm__ volatile("prefetchw (%0)" : : "r"(p));
+#else
+  __builtin_prefetch(p, 1, 3);
+#endif
+}
+
 // MARK: - GEMM
 
 /// C[m,n] = alpha * sum_k A[m,k] * B[k,n] + beta * C[m,n]

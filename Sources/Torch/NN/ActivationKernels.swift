@@ -65,31 +65,33 @@ func activationKernel(_ kind: ActivationKind, _ x: Tensor, into out: Tensor) {
         switch kind {
         case .leakyRelu(let s):
             let slope = T(s)
-            unaryLoop(plan, o, a) { $0 > 0 ? $0 : $0 * slope }
+            unaryLoop(plan, o, a, with: slope) { x, slope in x > 0 ? x : x * slope }
         case .celu: preconditionFailure("celu runs as elu")
         case .elu(let alpha, let scale, let inputScale):
             let negcoef = T(alpha * scale), poscoef = T(scale), negiptcoef = T(inputScale)
-            unaryLoop(plan, o, a) { $0 <= 0 ? T.expm1($0 * negiptcoef) * negcoef : $0 * poscoef }
+            unaryLoop(plan, o, a, with: (negcoef, poscoef, negiptcoef)) { x, c in
+                x <= 0 ? T.expm1(x * c.2) * c.0 : x * c.1
+            }
         case .gelu:
             let c = T(sqrt1_2)
-            unaryLoop(plan, o, a) { 0.5 * $0 * (1 + T.erf($0 * c)) }
+            unaryLoop(plan, o, a, with: c) { x, c in 0.5 * x * (1 + T.erf(x * c)) }
         case .geluTanh:
             let beta = T(geluBeta), kappa = T(geluKappa)
-            unaryLoop(plan, o, a) { 0.5 * $0 * (1 + T.tanh(beta * ($0 + kappa * $0 * $0 * $0))) }
+            unaryLoop(plan, o, a, with: (beta, kappa)) { x, c in 0.5 * x * (1 + T.tanh(c.0 * (x + c.1 * x * x * x))) }
         case .silu:
             unaryLoop(plan, o, a) { $0 / (1 + T.exp(-$0)) }
         case .mish:
             unaryLoop(plan, o, a) { $0 * T.tanh(softplusElement($0, 1, 20)) }
         case .hardtanh(let lo, let hi):
             let l = T(lo), h = T(hi)
-            unaryLoop(plan, o, a) { $0.isNaN ? $0 : Swift.min(Swift.max($0, l), h) }
+            unaryLoop(plan, o, a, with: (l, h)) { x, c in x.isNaN ? x : Swift.min(Swift.max(x, c.0), c.1) }
         case .hardsigmoid:
             unaryLoop(plan, o, a) { Swift.min(Swift.max($0 + 3, 0), 6) / 6 }
         case .hardswish:
             unaryLoop(plan, o, a) { $0 * Swift.min(Swift.max($0 + 3, 0), 6) / 6 }
         case .softplus(let beta, let threshold):
             let b = T(beta), t = T(threshold)
-            unaryLoop(plan, o, a) { softplusElement($0, b, t) }
+            unaryLoop(plan, o, a, with: (b, t)) { x, c in softplusElement(x, c.0, c.1) }
         }
     }
     switch out.dtype {
@@ -114,21 +116,24 @@ func activationBackwardKernel(_ kind: ActivationKind, _ g: Tensor, _ x: Tensor) 
         switch kind {
         case .leakyRelu(let s):
             let slope = T(s)
-            binaryLoop(plan, o, gp, a) { g, x in x > 0 ? g : g * slope }
+            binaryLoop(plan, o, gp, a, with: slope) { g, x, slope in x > 0 ? g : g * slope }
         case .celu: preconditionFailure("celu runs as elu")
         case .elu(let alpha, let scale, let inputScale):
             let negcoef = T(alpha * scale), poscoef = T(scale), negiptcoef = T(inputScale)
-            binaryLoop(plan, o, gp, a) { g, x in x <= 0 ? g * negiptcoef * negcoef * T.exp(x * negiptcoef) : g * poscoef }
+            binaryLoop(plan, o, gp, a, with: (negcoef, poscoef, negiptcoef)) { g, x, c in
+                x <= 0 ? g * c.2 * c.0 * T.exp(x * c.2) : g * c.1
+            }
         case .gelu:
             let c = T(sqrt1_2), k = T(invSqrt2Pi)
-            binaryLoop(plan, o, gp, a) { g, x in
-                let cdf = 0.5 * (1 + T.erf(x * c))
-                let pdf = T.exp(-0.5 * x * x) * k
+            binaryLoop(plan, o, gp, a, with: (c, k)) { g, x, ck in
+                let cdf = 0.5 * (1 + T.erf(x * ck.0))
+                let pdf = T.exp(-0.5 * x * x) * ck.1
                 return g * (cdf + x * pdf)
             }
         case .geluTanh:
             let beta = T(geluBeta), kappa = T(geluKappa)
-            binaryLoop(plan, o, gp, a) { g, x in
+            binaryLoop(plan, o, gp, a, with: (beta, kappa)) { g, x, c in
+                let (beta, kappa) = c
                 let x2 = x * x
                 let t = T.tanh(beta * (x + kappa * x2 * x))
                 let left = 0.5 * x
@@ -148,17 +153,17 @@ func activationBackwardKernel(_ kind: ActivationKind, _ g: Tensor, _ x: Tensor) 
             }
         case .hardtanh(let lo, let hi):
             let l = T(lo), h = T(hi)
-            binaryLoop(plan, o, gp, a) { g, x in (x <= l || x >= h) ? 0 : g }
+            binaryLoop(plan, o, gp, a, with: (l, h)) { g, x, c in (x <= c.0 || x >= c.1) ? 0 : g }
         case .hardsigmoid:
             let sixth = T(Float(1) / Float(6))   // PyTorch multiplies by the float constant 1/6
-            binaryLoop(plan, o, gp, a) { g, x in (x > -3 && x < 3) ? g * sixth : 0 }
+            binaryLoop(plan, o, gp, a, with: sixth) { g, x, sixth in (x > -3 && x < 3) ? g * sixth : 0 }
         case .hardswish:
             binaryLoop(plan, o, gp, a) { g, x in x <= -3 ? 0 : (x < 3 ? g * (x / 3 + 0.5) : g) }
         case .softplus(let beta, let threshold):
             let b = T(beta), th = T(threshold)
-            binaryLoop(plan, o, gp, a) { g, x in
-                let z = T.exp(x * b)
-                return x * b > th ? g : g * z / (z + 1)
+            binaryLoop(plan, o, gp, a, with: (b, th)) { g, x, c in
+                let z = T.exp(x * c.0)
+                return x * c.0 > c.1 ? g : g * z / (z + 1)
             }
         }
     }

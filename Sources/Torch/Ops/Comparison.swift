@@ -48,7 +48,8 @@ func compare(_ op: CompareOp, _ a: Tensor, _ b: Tensor) -> Tensor {
     return out
 }
 
-/// Logical combination of two tensors (nonzero = true) → Bool tensor.
+/// Logical combination of two tensors (nonzero = true) → Bool tensor (`f`: a capture-free literal).
+@inline(__always)
 func logical(_ a: Tensor, _ b: Tensor, op: String, _ f: (Bool, Bool) -> Bool) -> Tensor {
     let x = a.to(.bool), y = b.to(.bool)
     let shape = broadcastShapes(x.shape, y.shape, op: op)

@@ -170,11 +170,11 @@ private func unaryBackward(_ op: UnaryOp, _ g: Tensor, _ x: () -> Tensor, _ y: (
     case .cosh: return g * x().sinh()
     case .tanh:
         let o = y()
-        if !GradMode.isEnabled { return fusedFloatBinary(g, o) { g, o in g * (1 - o * o) } }
+        if !GradMode.isEnabled { return fusedFloatBinary(g, o) { g, o, _ in g * (1 - o * o) } }
         return g * (1 - o * o)
     case .sigmoid:
         let o = y()
-        if !GradMode.isEnabled { return fusedFloatBinary(g, o) { g, o in g * o * (1 - o) } }
+        if !GradMode.isEnabled { return fusedFloatBinary(g, o) { g, o, _ in g * o * (1 - o) } }
         return g * o * (1 - o)
     case .reciprocal: let o = y(); return -g * o * o
     case .erf: let a = x(); return g * (-(a * a)).exp() * 1.1283791670955126
@@ -233,16 +233,16 @@ func unaryInPlace(_ op: UnaryOp, _ x: Tensor) {
 /// g where y > threshold, else 0 (ReLU's backward), fused when not building a graph.
 func thresholdBackward(_ g: Tensor, _ y: Tensor, threshold: Double) -> Tensor {
     if !GradMode.isEnabled && g.dtype == y.dtype && g.dtype.isFloatingPoint {
-        let t = threshold
-        return fusedFloatBinary(g, y) { g, y in y > .init(t) ? g : 0 }
+        return fusedFloatBinary(g, y, with: threshold) { g, y, t in y > t ? g : 0 }
     }
     return g * (y .> threshold).to(g.dtype)
 }
 
 /// A one-pass kernel over two floating tensors of the same dtype, for non-differentiable
-/// backward formulas. `f` is called with Double-convertible generic values via the element type.
+/// backward formulas. `f(a, b, param)` is computed in Double and must capture nothing
+/// (`param` carries a run-time constant; see `binaryLoop(_:_:_:_:with:_:)`).
 @inline(__always)
-func fusedFloatBinary(_ a: Tensor, _ b: Tensor, _ f: (Double, Double) -> Double) -> Tensor {
+func fusedFloatBinary(_ a: Tensor, _ b: Tensor, with param: Double = 0, _ f: (Double, Double, Double) -> Double) -> Tensor {
     let shape = broadcastShapes(a.shape, b.shape, op: "fused")
     let dt = a.dtype
     let out = Tensor(uninitializedShape: shape, dtype: dt)
@@ -250,12 +250,12 @@ func fusedFloatBinary(_ a: Tensor, _ b: Tensor, _ f: (Double, Double) -> Double)
     let bb = b.to(dt)
     switch dt {
     case .float32:
-        binaryLoop(plan, out.pointer(Float.self), UnsafePointer(a.pointer(Float.self)), UnsafePointer(bb.pointer(Float.self))) {
-            Float(f(Double($0), Double($1)))
+        binaryLoop(plan, out.pointer(Float.self), UnsafePointer(a.pointer(Float.self)), UnsafePointer(bb.pointer(Float.self)), with: param) {
+            Float(f(Double($0), Double($1), $2))
         }
     case .float64:
-        binaryLoop(plan, out.pointer(Double.self), UnsafePointer(a.pointer(Double.self)), UnsafePointer(bb.pointer(Double.self))) {
-            f($0, $1)
+        binaryLoop(plan, out.pointer(Double.self), UnsafePointer(a.pointer(Double.self)), UnsafePointer(bb.pointer(Double.self)), with: param) {
+            f($0, $1, $2)
         }
     default:
         return Tensor(storage: out.storage, shape: shape, strides: out.strides, offset: 0, dtype: dt).to(dt)
