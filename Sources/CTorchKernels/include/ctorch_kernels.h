@@ -55,18 +55,12 @@ void ct_parallel_for(int64_t n, int64_t grain, ct_range_fn fn, void *ctx);
 /// How far ahead (bytes) a streaming loop prefetches.
 #define CT_PREFETCH_DISTANCE 4096
 
-/// Prefetches the cache line at `p` for reading. Never faults.
-static inline void ct_prefetch(const void *p) { __builtin_prefetch(p, 0, 3); }
-
-/// Prefetches the cache line at `p` for writing (x86 PREFETCHW: the line arrives exclusive,
-/// so the store later needs no ownership request; a no-op on x86 CPUs without it). Never faults.
-static inline void ct_prefetch_write(const void *p) {
-#if defined(__x86_64__)
-  __asm__ volatile("prefetchw (%0)" : : "r"(p));
-#else
-  __builtin_prefetch(p, 1, 3);
-#endif
-}
+/// Prefetches the cache lines `CT_PREFETCH_DISTANCE` bytes ahead of `[w, w + wbytes)` for
+/// writing, and of `[r1, r1 + r1bytes)` and `[r2, r2 + r2bytes)` for reading (`r2` may be NULL).
+/// One call per chunk of a streaming loop written outside C (an inline prefetch is not inlined
+/// into Swift, whose functions have other target attributes). Never faults.
+void ct_prefetch_ahead(const void *w, size_t wbytes, const void *r1, size_t r1bytes, const void *r2,
+                       size_t r2bytes);
 
 // MARK: - GEMM
 

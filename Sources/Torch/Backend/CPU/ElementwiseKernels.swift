@@ -141,25 +141,14 @@ func streamingLoop<R, A, B>(_ n: Int, _ out: UnsafeMutablePointer<R>, _ a: Unsaf
         return
     }
     let chunk = 1024 / widest
+    let outBytes = chunk &* MemoryLayout<R>.stride, aBytes = chunk &* MemoryLayout<A>.stride
+    let bBytes = b == nil ? 0 : chunk &* MemoryLayout<B>.stride
     var lo = 0
     while lo < n {
         let hi = Swift.min(lo &+ chunk, n)
-        prefetchAhead(UnsafeRawPointer(out + lo), bytes: chunk &* MemoryLayout<R>.stride, write: true)
-        prefetchAhead(UnsafeRawPointer(a + lo), bytes: chunk &* MemoryLayout<A>.stride, write: false)
-        if let b { prefetchAhead(UnsafeRawPointer(b + lo), bytes: chunk &* MemoryLayout<B>.stride, write: false) }
+        ct_prefetch_ahead(out + lo, outBytes, a + lo, aBytes, b.map { UnsafeRawPointer($0 + lo) }, bBytes)
         body(lo, hi)
         lo = hi
-    }
-}
-
-/// Prefetches the cache lines of `[p + CT_PREFETCH_DISTANCE, + bytes)`.
-@inline(__always)
-private func prefetchAhead(_ p: UnsafeRawPointer, bytes: Int, write: Bool) {
-    let start = p + Int(CT_PREFETCH_DISTANCE)
-    var offset = 0
-    while offset < bytes {
-        if write { ct_prefetch_write(start + offset) } else { ct_prefetch(start + offset) }
-        offset &+= 64
     }
 }
 
