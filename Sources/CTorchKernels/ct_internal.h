@@ -8,18 +8,6 @@
 #define CT_X86 1
 #else
 #define CT_X86 0
-// Cache-line prefetches for the streaming loops (see CT_PREFETCH_MIN_BYTES).
-static inline void ct_prefetch(const void *p) { __builtin_prefetch(p, 0, 3); }
-// x86 PREFETCHW: the line arrives exclusive, so the later store needs no ownership request
-// (a no-op on x86 CPUs without it).
-static inline void ct_prefetch_write(const void *p) {
-#if defined(__x86_64__)
-  __asm__ volatile("prefetchw (%0)" : : "r"(p));
-#else
-  __builtin_prefetch(p, 1, 3);
-#endif
-}
-
 #endif
 
 enum { CT_ISA_BASELINE = 0, CT_ISA_AVX2 = 1, CT_ISA_AVX512 = 2 };
