@@ -1,0 +1,306 @@
+import CTorchKernels
+
+/// The three kernels every convolution is made of (forward, transposed, weight gradient), over up to three
+/// spatial dims, as im2col/col2im around the packed GEMM of CTorchKernels.
+///
+/// Naming: a convolution relates a *big* tensor `X` `[N, Cbig, D, H, W]` and a *small* tensor `Y`
+/// `[N, Csmall, OD, OH, OW]` through a weight `[Csmall, Cbig / groups, KD, KH, KW]`:
+/// - `smallFromBig`  Y = conv(X, W)            (Conv forward; ConvTranspose's input gradient)
+/// - `bigFromSmall`  X = convᵀ(Y, W)           (Conv's input gradient; ConvTranspose forward)
+/// - `weightGrad`    dW = Σₙ Y[n] · im2col(X[n])ᵀ (both weight gradients)
+/// 1-D and 2-D problems are 3-D ones with leading spatial sizes of 1.
+///
+/// Work is split over the images of the batch (each thread its own im2col buffer and, for the weight
+/// gradient, its own partial sum) when there are at least as many images as threads; a single image
+/// leaves the threads to the GEMM, which splits large products itself.
+
+/// The geometry of one convolution, in 3-D form.
+struct ConvGeometry: Equatable {
+    /// Spatial size of the big tensor (D, H, W).
+    var big: [Int]
+    /// Spatial size of the small tensor (OD, OH, OW).
+    var small: [Int]
+    var kernel: [Int]
+    var stride: [Int]
+    /// Zero padding in front of each big dim (the same amount may follow it).
+    var padding: [Int]
+    var dilation: [Int]
+    var groups: Int
+    /// Channels of the big and of the small tensor.
+    var bigChannels: Int
+    var smallChannels: Int
+
+    var bigPlane: Int { big[0] * big[1] * big[2] }
+    var smallPlane: Int { small[0] * small[1] * small[2] }
+    var kernelVolume: Int { kernel[0] * kernel[1] * kernel[2] }
+    /// Rows of one group's im2col matrix (Cbig/groups × kernel volume).
+    var colRows: Int { bigChannels / groups * kernelVolume }
+
+    /// True when im2col would copy the input unchanged (1×1 kernel, stride 1, no padding): the GEMM reads
+    /// the big tensor directly.
+    var isPointwise: Bool {
+        kernel == [1, 1, 1] && stride == [1, 1, 1] && padding == [0, 0, 0]
+    }
+
+    /// The output size of a convolution along one dim (PyTorch's formula).
+    static func outputSize(input: Int, kernel: Int, stride: Int, padding: Int, dilation: Int) -> Int {
+        (input + 2 * padding - dilation * (kernel - 1) - 1) / stride + 1
+    }
+}
+
+/// Elements of the GEMM the convolution kernels are built on.
+protocol ConvElement: FloatElement {
+    /// C[m×n] (rows `rsc` apart) = A·B + beta·C, A element (i,k) at a[i·rsa + k·csa], B (k,j) at b[k·rsb + j·csb].
+    static func gemm(_ m: Int, _ n: Int, _ k: Int, _ a: UnsafePointer<Self>, _ rsa: Int, _ csa: Int,
+                     _ b: UnsafePointer<Self>, _ rsb: Int, _ csb: Int, beta: Self,
+                     _ c: UnsafeMutablePointer<Self>, _ rsc: Int)
+}
+
+extension Float: ConvElement {
+    @inline(__always)
+    static func gemm(_ m: Int, _ n: Int, _ k: Int, _ a: UnsafePointer<Float>, _ rsa: Int, _ csa: Int,
+                     _ b: UnsafePointer<Float>, _ rsb: Int, _ csb: Int, beta: Float,
+                     _ c: UnsafeMutablePointer<Float>, _ rsc: Int) {
+        ct_sgemm(Int64(m), Int64(n), Int64(k), 1, a, Int64(rsa), Int64(csa), b, Int64(rsb), Int64(csb),
+                 beta, c, Int64(rsc))
+    }
+}
+
+extension Double: ConvElement {
+    @inline(__always)
+    static func gemm(_ m: Int, _ n: Int, _ k: Int, _ a: UnsafePointer<Double>, _ rsa: Int, _ csa: Int,
+                     _ b: UnsafePointer<Double>, _ rsb: Int, _ csb: Int, beta: Double,
+                     _ c: UnsafeMutablePointer<Double>, _ rsc: Int) {
+        ct_dgemm(Int64(m), Int64(n), Int64(k), 1, a, Int64(rsa), Int64(csa), b, Int64(rsb), Int64(csb),
+                 beta, c, Int64(rsc))
+    }
+}
+
+/// A scratch buffer from the caching allocator (a training step's buffers are re-used, not re-mapped).
+struct ScratchBuffer<T> {
+    let pointer: UnsafeMutablePointer<T>
+    private let raw: UnsafeMutableRawPointer
+    private let size: Int
+    init(count: Int) {
+        (raw, size) = CachingAllocator.allocate(Swift.max(count, 1) * MemoryLayout<T>.stride)
+        pointer = raw.bindMemory(to: T.self, capacity: Swift.max(count, 1))
+    }
+    func free() { CachingAllocator.free(raw, size: size) }
+}
+
+/// Output positions `o` in `0..<outSize` whose input position `o·stride + offset` lies in `0..<inSize`.
+@inline(__always)
+private func validRange(offset: Int, stride: Int, inSize: Int, outSize: Int) -> Range<Int> {
+    // o·s + off ≥ 0  ⇔  o ≥ ceil(−off / s);   o·s + off ≤ inSize − 1  ⇔  o ≤ floor((inSize − 1 − off) / s)
+    let lo = offset >= 0 ? 0 : (-offset + stride - 1) / stride
+    let top = inSize - 1 - offset
+    let hi = top < 0 ? 0 : top / stride + 1
+    let l = Swift.min(lo, outSize), h = Swift.min(Swift.max(hi, l), outSize)
+    return l..<h
+}
+
+/// Walks the im2col matrix of `channels` channels of one image: for each row (channel, kernel offset) and each
+/// output row (od, oh), calls `body(colRow, inputRow, range)` where `colRow` is the output row's first column,
+/// `inputRow` the input row it reads (nil where it lies in the padding), shifted so that output column `ow`
+/// reads `inputRow[ow·strideW]`, and `range` the columns that read inside the input.
+@inline(__always)
+private func forEachColumnRow(_ g: ConvGeometry, channels: Int,
+                              _ body: (_ colOffset: Int, _ inputOffset: Int?, _ valid: Range<Int>) -> Void) {
+    let (D, H, W) = (g.big[0], g.big[1], g.big[2])
+    let (OD, OH, OW) = (g.small[0], g.small[1], g.small[2])
+    let (KD, KH, KW) = (g.kernel[0], g.kernel[1], g.kernel[2])
+    let P = OD * OH * OW
+    var row = 0
+    for c in 0..<channels {
+        let channelBase = c * D * H * W
+        for kd in 0..<KD {
+            for kh in 0..<KH {
+                for kw in 0..<KW {
+                    let offW = kw * g.dilation[2] - g.padding[2]
+                    let valid = validRange(offset: offW, stride: g.stride[2], inSize: W, outSize: OW)
+                    for od in 0..<OD {
+                        let id = od * g.stride[0] - g.padding[0] + kd * g.dilation[0]
+                        for oh in 0..<OH {
+                            let ih = oh * g.stride[1] - g.padding[1] + kh * g.dilation[1]
+                            let colOffset = row * P + (od * OH + oh) * OW
+                            if id < 0 || id >= D || ih < 0 || ih >= H {
+                                body(colOffset, nil, valid)
+                            } else {
+                                body(colOffset, channelBase + (id * H + ih) * W + offW, valid)
+                            }
+                        }
+                    }
+                    row += 1
+                }
+            }
+        }
+    }
+}
+
+/// Writes the im2col matrix (`channels`·KD·KH·KW rows × OD·OH·OW columns) of one image's `channels` channels.
+func im2col<T: ConvElement>(_ x: UnsafePointer<T>, channels: Int, _ g: ConvGeometry, into col: UnsafeMutablePointer<T>) {
+    let OW = g.small[2], sw = g.stride[2]
+    forEachColumnRow(g, channels: channels) { colOffset, inputOffset, valid in
+        let dst = col + colOffset
+        guard let inputOffset else {
+            dst.update(repeating: 0, count: OW)
+            return
+        }
+        if valid.lowerBound > 0 { dst.update(repeating: 0, count: valid.lowerBound) }
+        let src = x + inputOffset
+        if sw == 1 {
+            if !valid.isEmpty { (dst + valid.lowerBound).update(from: src + valid.lowerBound, count: valid.count) }
+        } else {
+            for ow in valid { dst[ow] = src[ow * sw] }
+        }
+        if valid.upperBound < OW { (dst + valid.upperBound).update(repeating: 0, count: OW - valid.upperBound) }
+    }
+}
+
+/// Adds the im2col-shaped `col` back into one image's `channels` channels of `x` (the adjoint of `im2col`).
+func col2imAdd<T: ConvElement>(_ col: UnsafePointer<T>, channels: Int, _ g: ConvGeometry, into x: UnsafeMutablePointer<T>) {
+    let sw = g.stride[2]
+    forEachColumnRow(g, channels: channels) { colOffset, inputOffset, valid in
+        guard let inputOffset else { return }
+        let src = col + colOffset, dst = x + inputOffset
+        if sw == 1 {
+            for ow in valid { dst[ow] += src[ow] }
+        } else {
+            for ow in valid { dst[ow * sw] += src[ow] }
+        }
+    }
+}
+
+/// How to split a batch of `n` images over the pool: contiguous chunks of images, one per thread, when the
+/// batch has at least two images per thread or the per-image product is too small for the GEMM to split
+/// (below ~0.5M multiply-adds it runs on one thread); otherwise one chunk, the GEMM using the threads.
+private func imageChunks(_ n: Int, macsPerImage: Int) -> Int {
+    let threads = Int(ct_get_num_threads())
+    guard threads > 1, n > 1 else { return 1 }
+    if n >= 2 * threads || macsPerImage < 1 << 19 { return Swift.min(threads, n) }
+    return 1
+}
+
+/// Runs `body(chunk, images)` over `chunks` contiguous ranges of `0..<n`, in parallel when `chunks > 1`.
+@inline(__always)
+private func forEachImageChunk(_ n: Int, chunks: Int, _ body: (Int, Range<Int>) -> Void) {
+    if chunks <= 1 {
+        body(0, 0..<n)
+        return
+    }
+    parallelFor(chunks, grain: 1) { lo, hi in
+        for c in lo..<hi { body(c, (c * n / chunks)..<((c + 1) * n / chunks)) }
+    }
+}
+
+/// Y = conv(X, W) (+ bias per small channel). `x` is `[n, Cbig, big]`, `w` `[Csmall, Cbig/groups, kernel]`,
+/// `y` `[n, Csmall, small]`, all contiguous.
+func convSmallFromBigKernel<T: ConvElement>(_ x: UnsafePointer<T>, _ w: UnsafePointer<T>, bias: UnsafePointer<T>?,
+                                            _ y: UnsafeMutablePointer<T>, batch n: Int, _ g: ConvGeometry) {
+    let P = g.smallPlane, K = g.colRows
+    let cbg = g.bigChannels / g.groups, csg = g.smallChannels / g.groups
+    let chunks = imageChunks(n, macsPerImage: g.smallChannels * K * P)
+    let pointwise = g.isPointwise
+    forEachImageChunk(n, chunks: chunks) { _, images in
+        let col = pointwise ? nil : ScratchBuffer<T>(count: K * P)
+        for i in images {
+            for grp in 0..<g.groups {
+                let xg = x + (i * g.bigChannels + grp * cbg) * g.bigPlane
+                let yg = y + (i * g.smallChannels + grp * csg) * P
+                var beta: T = 0
+                if let bias {
+                    for r in 0..<csg { (yg + r * P).update(repeating: bias[grp * csg + r], count: P) }
+                    beta = 1
+                }
+                let b: UnsafePointer<T>
+                if let col {
+                    im2col(xg, channels: cbg, g, into: col.pointer)
+                    b = UnsafePointer(col.pointer)
+                } else {
+                    b = xg
+                }
+                T.gemm(csg, P, K, w + grp * csg * K, K, 1, b, P, 1, beta: beta, yg, P)
+            }
+        }
+        col?.free()
+    }
+}
+
+/// X = convᵀ(Y, W) (+ bias per big channel): the adjoint of `convSmallFromBigKernel` in X.
+func convBigFromSmallKernel<T: ConvElement>(_ y: UnsafePointer<T>, _ w: UnsafePointer<T>, bias: UnsafePointer<T>?,
+                                            _ x: UnsafeMutablePointer<T>, batch n: Int, _ g: ConvGeometry) {
+    let P = g.smallPlane, K = g.colRows, plane = g.bigPlane
+    let cbg = g.bigChannels / g.groups, csg = g.smallChannels / g.groups
+    let chunks = imageChunks(n, macsPerImage: g.smallChannels * K * P)
+    let pointwise = g.isPointwise
+    forEachImageChunk(n, chunks: chunks) { _, images in
+        let col = pointwise ? nil : ScratchBuffer<T>(count: K * P)
+        for i in images {
+            for grp in 0..<g.groups {
+                let xg = x + (i * g.bigChannels + grp * cbg) * plane
+                let yg = y + (i * g.smallChannels + grp * csg) * P
+                // colᵀ-shaped product Wgᵀ (K × csg) · Yg (csg × P).
+                let wg = w + grp * csg * K
+                if let col {
+                    T.gemm(K, P, csg, wg, 1, K, yg, P, 1, beta: 0, col.pointer, P)
+                    xg.update(repeating: 0, count: cbg * plane)
+                    col2imAdd(col.pointer, channels: cbg, g, into: xg)
+                } else {
+                    T.gemm(K, P, csg, wg, 1, K, yg, P, 1, beta: 0, xg, P)
+                }
+                if let bias {
+                    for c in 0..<cbg {
+                        let v = bias[grp * cbg + c], row = xg + c * plane
+                        for j in 0..<plane { row[j] += v }
+                    }
+                }
+            }
+        }
+        col?.free()
+    }
+}
+
+/// dW = Σₙ Y[n] · im2col(X[n])ᵀ, per group; `dw` is `[Csmall, Cbig/groups, kernel]` and is overwritten.
+func convWeightGradKernel<T: ConvElement>(_ y: UnsafePointer<T>, _ x: UnsafePointer<T>, _ dw: UnsafeMutablePointer<T>,
+                                          batch n: Int, _ g: ConvGeometry) {
+    let P = g.smallPlane, K = g.colRows
+    let cbg = g.bigChannels / g.groups, csg = g.smallChannels / g.groups
+    let wCount = g.smallChannels * K
+    guard n > 0 else {
+        dw.update(repeating: 0, count: wCount)
+        return
+    }
+    let chunks = imageChunks(n, macsPerImage: g.smallChannels * K * P)
+    let pointwise = g.isPointwise
+    // Chunk 0 sums into dw itself, the others into partial buffers added at the end.
+    let partials = chunks > 1 ? ScratchBuffer<T>(count: (chunks - 1) * wCount) : nil
+    forEachImageChunk(n, chunks: chunks) { chunk, images in
+        let acc = chunk == 0 ? dw : partials!.pointer + (chunk - 1) * wCount
+        let col = pointwise ? nil : ScratchBuffer<T>(count: K * P)
+        for (k, i) in images.enumerated() {
+            let beta: T = k == 0 ? 0 : 1
+            for grp in 0..<g.groups {
+                let xg = x + (i * g.bigChannels + grp * cbg) * g.bigPlane
+                let yg = y + (i * g.smallChannels + grp * csg) * P
+                let b: UnsafePointer<T>
+                if let col {
+                    im2col(xg, channels: cbg, g, into: col.pointer)
+                    b = UnsafePointer(col.pointer)
+                } else {
+                    b = xg
+                }
+                // dWg (csg × K) += Yg (csg × P) · colᵀ (P × K)
+                T.gemm(csg, K, P, yg, P, 1, b, 1, P, beta: beta, acc + grp * csg * K, K)
+            }
+        }
+        if images.isEmpty { acc.update(repeating: 0, count: wCount) }
+        col?.free()
+    }
+    if let partials {
+        for c in 0..<(chunks - 1) {
+            let p = partials.pointer + c * wCount
+            for j in 0..<wCount { dw[j] += p[j] }
+        }
+        partials.free()
+    }
+}

@@ -1,0 +1,187 @@
+/// Pooling ops with autograd: max pooling (with indices), average pooling, adaptive average/max pooling,
+/// max unpooling and LP pooling over 1–3 spatial dims, as `F.maxPool*d`, `F.avgPool*d`, `F.adaptive*Pool*d`,
+/// `F.maxUnpool2d`, `F.lpPool*d`.
+///
+/// Each kernel comes with its adjoint (max: scatter at the indices ↔ gather at the indices; average: spread over
+/// the window ↔ average over the window), each recorded with the other as its backward, so second derivatives
+/// work as in PyTorch.
+
+/// A pooling problem: geometry in 3-D form, the user's spatial rank and the average-pooling divisor rules.
+struct PoolSpec {
+    var geometry: PoolGeometry
+    var spatialDims: Int
+    var countIncludePad = true
+    var divisorOverride: Int? = nil
+    /// PyTorch's node-name suffix: `2D`, `3D`.
+    var nameDims: String { spatialDims == 3 ? "3D" : "2D" }
+
+    func outputShape(_ inputShape: [Int]) -> [Int] { Array(inputShape.dropLast(spatialDims)) + geometry.output.suffix(spatialDims) }
+    func planes(_ inputShape: [Int]) -> Int { inputShape.dropLast(spatialDims).reduce(1, *) }
+}
+
+/// `t`'s values contiguous (t itself when it is), not recorded.
+private func contiguousValues(_ t: Tensor) -> Tensor { t.isContiguous ? t : t.contiguousCopy() }
+
+/// Runs `body` with the element type of a floating `dtype`.
+private func withPoolElement(_ dtype: DType, _ op: String, _ body: (any FloatElement.Type) -> Void) {
+    switch dtype {
+    case .float32: body(Float.self)
+    case .float64: body(Double.self)
+    default: preconditionFailure("\"\(op)\" not implemented for '\(dtype.name.capitalized)'")
+    }
+}
+
+/// PyTorch's `pooling_output_shape`: floor or ceil division, and in ceil mode the last window must start inside
+/// the input or its left padding.
+func poolingOutputSize(input: Int, kernel: Int, stride: Int, padding: Int, dilation: Int, ceilMode: Bool) -> Int {
+    let num = input + 2 * padding - dilation * (kernel - 1) - 1 + (ceilMode ? stride - 1 : 0)
+    var out = (num >= 0 ? num / stride : -((-num + stride - 1) / stride)) + 1
+    if ceilMode && (out - 1) * stride >= input + padding { out -= 1 }
+    return out
+}
+
+/// Checks the arguments of a fixed-window pooling and builds its spec.
+func poolSpec(_ input: Tensor, dims: Int, kernel: [Int], stride: [Int]?, padding: [Int], dilation: [Int], ceilMode: Bool,
+              op: String) -> PoolSpec {
+    precondition(input.dim == dims + 1 || input.dim == dims + 2,
+                 "\(op): Expected \(dims + 1)D or \(dims + 2)D (batch mode) tensor for input, but got: \(shapeString(input.shape))")
+    precondition(input.shape.dropFirst().allSatisfy { $0 > 0 },
+                 "\(op): Expected input's non-batch dimensions to have positive length, but input has a shape of \(shapeString(input.shape))")
+    let k = expandParameter(kernel, dims, "kernel_size", op: op)
+    let s = stride.map { $0.isEmpty ? k : expandParameter($0, dims, "stride", op: op) } ?? k
+    let p = expandParameter(padding, dims, "padding", op: op), d = expandParameter(dilation, dims, "dilation", op: op)
+    precondition(k.allSatisfy { $0 > 0 }, "\(op): kernel_size must be greater than zero, but got \(k)")
+    precondition(s.allSatisfy { $0 > 0 }, "\(op): stride must be greater than zero, but got \(s)")
+    precondition(d.allSatisfy { $0 > 0 }, "\(op): dilation must be greater than zero, but got \(d)")
+    for i in 0..<dims {
+        precondition(p[i] >= 0 && p[i] <= k[i] / 2,
+                     "pad should be at most half of effective kernel size, but got pad=\(p[i]), kernel_size=\(k[i]) and dilation=\(d[i])")
+    }
+    let inSpatial = Array(input.shape.suffix(dims))
+    let outSpatial = (0..<dims).map {
+        poolingOutputSize(input: inSpatial[$0], kernel: k[$0], stride: s[$0], padding: p[$0], dilation: d[$0], ceilMode: ceilMode)
+    }
+    let lead = input.shape.dropLast(dims)
+    precondition(outSpatial.allSatisfy { $0 > 0 },
+                 "Given input size: (\((lead.suffix(1) + inSpatial).map(String.init).joined(separator: "x"))). Calculated output size: (\((lead.suffix(1) + outSpatial).map(String.init).joined(separator: "x"))). Output size is too small")
+    let pad3 = [Int](repeating: 1, count: 3 - dims)
+    let inp = pad3 + inSpatial, outp = pad3 + outSpatial
+    let k3 = pad3 + k, s3 = pad3 + s, d3 = pad3 + d, p3 = [Int](repeating: 0, count: 3 - dims) + p
+    let axes = (0..<3).map {
+        PoolAxis(input: inp[$0], output: outp[$0], kernel: k3[$0], stride: s3[$0], padding: p3[$0], dilation: d3[$0])
+    }
+    return PoolSpec(geometry: PoolGeometry(axes: axes, input: inp, output: outp), spatialDims: dims)
+}
+
+/// The spec of an adaptive pooling to `outputSize` (nil entries keep the input size).
+func adaptivePoolSpec(_ input: Tensor, dims: Int, outputSize: [Int?], op: String) -> PoolSpec {
+    precondition(input.dim == dims + 1 || input.dim == dims + 2,
+                 "\(op): Expected \(dims + 1)D or \(dims + 2)D tensor, but got: \(shapeString(input.shape))")
+    precondition(input.shape.dropFirst().allSatisfy { $0 > 0 },
+                 "\(op): Expected input to have non-zero size for non-batch dimensions, but input has sizes \(shapeString(input.shape)) with dimension \(input.shape.dropFirst().firstIndex(of: 0) ?? 0) being empty")
+    let inSpatial = Array(input.shape.suffix(dims))
+    let sizes = outputSize.count == 1 ? [Int?](repeating: outputSize[0], count: dims) : outputSize
+    precondition(sizes.count == dims, "\(op): output_size must have \(dims) elements")
+    let outSpatial = zip(sizes, inSpatial).map { $0 ?? $1 }
+    precondition(outSpatial.allSatisfy { $0 >= 0 }, "\(op): elements of output_size must be greater than or equal to 0 but received \(outSpatial)")
+    let pad3 = [Int](repeating: 1, count: 3 - dims)
+    let inp = pad3 + inSpatial, outp = pad3 + outSpatial
+    let axes = (0..<3).map { PoolAxis(adaptiveInput: inp[$0], output: outp[$0]) }
+    return PoolSpec(geometry: PoolGeometry(axes: axes, input: inp, output: outp), spatialDims: dims)
+}
+
+// MARK: - Max pooling and its adjoint pair
+
+/// Max pooling: values and flat indices within each input plane (PyTorch's `max_pool*d_with_indices`).
+func maxPoolForward(_ input: Tensor, _ spec: PoolSpec, name: String) -> (Tensor, Tensor) {
+    let x = contiguousValues(input)
+    let outShape = spec.outputShape(input.shape)
+    let out = Tensor(uninitializedShape: outShape, dtype: input.dtype)
+    let indices = Tensor(uninitializedShape: outShape, dtype: .int64)
+    let planes = spec.planes(input.shape)
+    func run<T: FloatElement>(_: T.Type) {
+        maxPoolForwardKernel(UnsafePointer(x.pointer(T.self)), out.pointer(T.self), indices.pointer(Int64.self), planes: planes, spec.geometry)
+    }
+    withPoolElement(input.dtype, "max_pool") { run($0) }
+    if input.needsGrad {
+        let inShape = input.shape
+        record(name, out, inputs: [input]) { _, g in [maxPoolScatter(g, indices, spec, inputShape: inShape)] }
+    }
+    return (out, indices)
+}
+
+/// Scatters `g` (output-shaped) to the max positions of an input of `inputShape`; its adjoint is `maxPoolGather`.
+func maxPoolScatter(_ g: Tensor, _ indices: Tensor, _ spec: PoolSpec, inputShape: [Int]) -> Tensor {
+    let gy = contiguousValues(g)
+    let out = Tensor(uninitializedShape: inputShape, dtype: g.dtype)
+    let planes = spec.planes(inputShape)
+    func run<T: FloatElement>(_: T.Type) {
+        maxPoolBackwardKernel(UnsafePointer(gy.pointer(T.self)), UnsafePointer(indices.pointer(Int64.self)), out.pointer(T.self),
+                              planes: planes, inPlane: spec.geometry.inPlane, outPlane: spec.geometry.outPlane)
+    }
+    withPoolElement(g.dtype, "max_pool_backward") { run($0) }
+    if g.needsGrad {
+        record("MaxPool\(spec.nameDims)WithIndicesBackwardBackward0", out, inputs: [g]) { _, gg in
+            [maxPoolGather(gg, indices, spec)]
+        }
+    }
+    return out
+}
+
+/// Reads an input-shaped `t` at the max positions (output-shaped result); its adjoint is `maxPoolScatter`.
+func maxPoolGather(_ t: Tensor, _ indices: Tensor, _ spec: PoolSpec) -> Tensor {
+    let x = contiguousValues(t)
+    let inShape = t.shape
+    let out = Tensor(uninitializedShape: indices.shape, dtype: t.dtype)
+    let planes = spec.planes(inShape), inPlane = spec.geometry.inPlane, outPlane = spec.geometry.outPlane
+    func run<T: FloatElement>(_: T.Type) {
+        let xp = x.pointer(T.self), op = out.pointer(T.self), ip = indices.pointer(Int64.self)
+        parallelFor(planes, grain: Swift.max(1, elementwiseGrain / Swift.max(outPlane, 1))) { lo, hi in
+            for p in lo..<hi {
+                for o in 0..<outPlane { op[p * outPlane + o] = xp[p * inPlane + Int(ip[p * outPlane + o])] }
+            }
+        }
+    }
+    withPoolElement(t.dtype, "max_pool_gather") { run($0) }
+    if t.needsGrad {
+        record("GatherBackward0", out, inputs: [t]) { _, g in [maxPoolScatter(g, indices, spec, inputShape: inShape)] }
+    }
+    return out
+}
+
+// MARK: - Average pooling and its adjoint pair
+
+/// Average pooling with `spec`'s divisor rules; recorded as `name`.
+func averagePool(_ input: Tensor, _ spec: PoolSpec, name: String) -> Tensor {
+    let x = contiguousValues(input)
+    let out = Tensor(uninitializedShape: spec.outputShape(input.shape), dtype: input.dtype)
+    let planes = spec.planes(input.shape)
+    func run<T: FloatElement>(_: T.Type) {
+        avgPoolForwardKernel(UnsafePointer(x.pointer(T.self)), out.pointer(T.self), planes: planes, spec.geometry,
+                             countIncludePad: spec.countIncludePad, divisorOverride: spec.divisorOverride)
+    }
+    withPoolElement(input.dtype, "avg_pool") { run($0) }
+    if input.needsGrad {
+        let inShape = input.shape
+        record(name, out, inputs: [input]) { _, g in [averagePoolAdjoint(g, spec, inputShape: inShape)] }
+    }
+    return out
+}
+
+/// Spreads `g` over the windows (the gradient of `averagePool`); its adjoint is `averagePool`.
+func averagePoolAdjoint(_ g: Tensor, _ spec: PoolSpec, inputShape: [Int]) -> Tensor {
+    let gy = contiguousValues(g)
+    let out = Tensor(uninitializedShape: inputShape, dtype: g.dtype)
+    let planes = spec.planes(inputShape)
+    func run<T: FloatElement>(_: T.Type) {
+        avgPoolBackwardKernel(UnsafePointer(gy.pointer(T.self)), out.pointer(T.self), planes: planes, spec.geometry,
+                              countIncludePad: spec.countIncludePad, divisorOverride: spec.divisorOverride)
+    }
+    withPoolElement(g.dtype, "avg_pool_backward") { run($0) }
+    if g.needsGrad {
+        record("AvgPool\(spec.nameDims)BackwardBackward0", out, inputs: [g]) { _, gg in
+            [averagePool(gg, spec, name: "AvgPool\(spec.nameDims)Backward0")]
+        }
+    }
+    return out
+}
