@@ -95,4 +95,5 @@ func registerAllCases() {
     registerSaveLoadCases()
     registerRecurrentCases()
     registerTrainingCases()
+    registerConvCases()
 }

@@ -1,0 +1,97 @@
+// Convolution cases (issue 9, "Speed"): a 64→64 3×3 convolution forward and forward+backward, 2×2 max pooling
+// forward+backward, tutorial 001's LeNet-5 train step and one Fashion-MNIST epoch of the issue's CNN.
+// Twins in scripts/bench_pytorch.py.
+import Torch
+import TorchVision
+import TutorialModels
+
+/// FLOPs of one forward pass of Conv2d(64, 64, 3, padding 1) on 32 images of 32×32 (2·N·Cout·Cin·9·H·W).
+let convFLOPs = 2.0 * 32 * 64 * 64 * 9 * 32 * 32
+
+/// `F.conv2d` 64→64, 3×3, padding 1, batch 32 of 32×32, with bias; forward only (GFLOP/s).
+func convForwardCase(_ s: BenchSettings) -> BenchResult {
+    let x = torch.randn(32, 64, 32, 32), w = torch.randn(64, 64, 3, 3), b = torch.randn(64)
+    let t = measure(s) { iters in
+        for _ in 0..<iters { discard(F.conv2d(x, w, b, padding: 1)) }
+    }
+    return .throughput(t, flops: convFLOPs)
+}
+
+/// The same convolution forward + backward (input, weight and bias gradients): 3× the forward FLOPs (GFLOP/s).
+func convForwardBackwardCase(_ s: BenchSettings) -> BenchResult {
+    let x = torch.randn(32, 64, 32, 32, requiresGrad: true), w = torch.randn(64, 64, 3, 3, requiresGrad: true)
+    let b = torch.randn(64, requiresGrad: true)
+    let t = measure(s) { iters in
+        for _ in 0..<iters {
+            x.grad = nil; w.grad = nil; b.grad = nil
+            F.conv2d(x, w, b, padding: 1).sum().backward()
+        }
+    }
+    return .throughput(t, flops: 3 * convFLOPs)
+}
+
+/// `F.maxPool2d(x, 2, 2)` forward + backward on 64×6×28×28 (LeNet's first pooling), ms.
+func maxPoolCase(_ s: BenchSettings) -> BenchResult {
+    let x = torch.randn(64, 6, 28, 28, requiresGrad: true)
+    let t = measure(s) { iters in
+        for _ in 0..<iters {
+            x.grad = nil
+            F.maxPool2d(x, 2, 2).sum().backward()
+        }
+    }
+    return .millis(t)
+}
+
+/// One train step of tutorial 001's LeNet-5 on a fixed batch of 64 3×32×32 images: forward, CrossEntropyLoss,
+/// zero_grad, backward, SGD momentum 0.9 step (ms).
+func lenetStepCase(_ s: BenchSettings) -> BenchResult {
+    let model = TutorialLeNet5()
+    let x = torch.randn(64, 3, 32, 32), y = torch.randint(0, 10, [64])
+    let criterion = nn.CrossEntropyLoss()
+    let optimizer = optim.SGD(model.parameters(), lr: 0.001, momentum: 0.9)
+    let t = measure(s) { iters in
+        for _ in 0..<iters {
+            optimizer.zeroGrad()
+            let loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+        }
+    }
+    return .millis(t)
+}
+
+/// One Fashion-MNIST epoch of the issue's CNN (ToTensor + Normalize(0.5, 0.5), DataLoader batch 64 shuffle,
+/// Adam 1e-3), seconds. Skipped when the dataset is not installed.
+func cnnEpochCase(_ s: BenchSettings) -> BenchResult {
+    let transform = transforms.Compose([transforms.ToTensor(), transforms.Normalize(mean: [0.5], std: [0.5])])
+    guard let train = try? datasets.FashionMNIST(root: fashionMNISTRoot, train: true, transform: transform) else {
+        return .skip("\(fashionMNISTRoot) has no Fashion-MNIST (apt-get install dataset-fashion-mnist)")
+    }
+    let loader = DataLoader(train, batchSize: 64, shuffle: true)
+    let model = FashionCNN()
+    let criterion = nn.CrossEntropyLoss()
+    let optimizer = optim.Adam(model.parameters(), lr: 1e-3)
+    model.train()
+    var total = 0.0
+    let t = measure(s) { iters in
+        for _ in 0..<iters {
+            for (img, label) in loader {
+                optimizer.zeroGrad()
+                let loss = criterion(model(img), label)
+                loss.backward()
+                optimizer.step()
+                total += loss.item()
+            }
+        }
+    }
+    sink = torch.tensor([total])
+    return .seconds(t)
+}
+
+func registerConvCases() {
+    register("conv2d_64x64_fwd", "F.conv2d 64->64 3x3 pad 1, batch 32 of 32x32, forward (GFLOP/s)", convForwardCase)
+    register("conv2d_64x64_fwdbwd", "the same conv forward + backward (GFLOP/s, 3x the forward FLOPs)", convForwardBackwardCase)
+    register("maxpool2d_fwdbwd", "F.max_pool2d(x, 2, 2) forward + backward, x 64x6x28x28 (ms)", maxPoolCase)
+    register("lenet5_step", threads: [1, 2], "tutorial 001 LeNet-5 train step, batch 64 3x32x32, SGD momentum 0.9 (ms)", lenetStepCase)
+    register("cnn_epoch", "2 conv+BN+pool, 2 linear CNN, one Fashion-MNIST epoch, batch 64, Adam (s)", cnnEpochCase)
+}
