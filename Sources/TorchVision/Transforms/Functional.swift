@@ -229,8 +229,8 @@ extension transforms.functional {
             let factor = Int64((inMax + 1) / (outMax + 1))
             return img.to(.int64).floorDivide(Tensor([factor], shape: [])).to(dtype)
         }
-        let factor = (outMax + 1) / (inMax + 1)
-        return img.to(dtype).mul(factor)
+        let factor = Int64((outMax + 1) / (inMax + 1))
+        return img.to(dtype).mul(Tensor([factor], shape: []).to(dtype))
     }
 
     /// Normalises each channel: `(x - mean[c]) / std[c]` (see `transforms.Normalize`).
