@@ -29,7 +29,7 @@ extension transforms {
         public init(_ degrees: Double, interpolation: InterpolationMode = .nearest, expand: Bool = false,
                     center: [Int]? = nil, fill: [Double] = [0]) {
             precondition(degrees >= 0, "If degrees is a single number, it must be positive, got \(degrees)")
-            self.init((-degrees, degrees), interpolation: interpolation, expand: expand, center: center, fill: fill)
+            self.init((0 - degrees, degrees), interpolation: interpolation, expand: expand, center: center, fill: fill)
         }
 
         /// A uniform random angle in `degrees`.
@@ -81,7 +81,7 @@ extension transforms {
         public init(_ degrees: Double, translate: (Double, Double)? = nil, scale: (Double, Double)? = nil,
                     shear: [Double]? = nil, interpolation: InterpolationMode = .nearest, fill: [Double] = [0], center: [Int]? = nil) {
             precondition(degrees >= 0, "If degrees is a single number, it must be positive, got \(degrees)")
-            self.init((-degrees, degrees), translate: translate, scale: scale, shear: shear, interpolation: interpolation,
+            self.init((0 - degrees, degrees), translate: translate, scale: scale, shear: shear, interpolation: interpolation,
                       fill: fill, center: center)
         }
 
