@@ -1,0 +1,29 @@
+import XCTest
+@testable import TorchVision
+@testable import Torch
+
+/// `utils.makeGrid` against torchvision 0.29's `make_grid`.
+final class UtilsTests: XCTestCase {
+    func testMakeGridMatchesTorchvision() {
+        let cases = TransformsFixture.of("grid")
+        XCTAssertEqual(cases.count, 8)
+        for c in cases {
+            let x = TransformsFixture.tensor(c["input"]!)
+            let a = c["args"] as! [String: Any]
+            let range = (a["value_range"] as? [NSNumber]).map { ($0[0].doubleValue, $0[1].doubleValue) }
+            let grid = utils.makeGrid(x, nrow: a["nrow"] as? Int ?? 8, padding: a["padding"] as? Int ?? 2,
+                                      normalize: a["normalize"] as? Bool ?? false, valueRange: range,
+                                      scaleEach: a["scale_each"] as? Bool ?? false,
+                                      padValue: (a["pad_value"] as? NSNumber)?.doubleValue ?? 0)
+            assertImagesClose(grid, TransformsFixture.tensor(c["output"]!), atol: 1e-5, "make_grid \(a) on \(x.shape)")
+        }
+    }
+
+    func testMakeGridOfAListStacksIt() {
+        let imgs = (0..<3).map { torch.full([3, 2, 2], Double($0)) }
+        let grid = utils.makeGrid(imgs, nrow: 3, padding: 1)
+        XCTAssertEqual(grid.shape, [3, 4, 10])
+        XCTAssertEqual(grid[0, 1, 7].item(), 2)
+        XCTAssertEqual(grid[0, 0, 0].item(), 0)
+    }
+}
