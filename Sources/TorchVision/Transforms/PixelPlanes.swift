@@ -166,31 +166,41 @@ extension PixelPlanes {
         let channels = lead.last ?? 1
         if let fill { precondition(fill.count == 1 || fill.count == channels,
                                    "The number of elements in 'fill' does not match the number of channels of the image (\(fill.count) != \(channels))") }
-        for (o, (ix, iy)) in grid.enumerated() {
-            var taps: [(Int, Double)] = []
-            var inside = 0.0
-            if nearest {
-                let x = Int(ix.rounded(.toNearestOrEven)), y = Int(iy.rounded(.toNearestOrEven))
-                if x >= 0 && x < width && y >= 0 && y < height { taps.append((y * width + x, 1)); inside = 1 }
-            } else {
-                let x0 = Int(ix.rounded(.down)), y0 = Int(iy.rounded(.down))
-                let tx = ix - Double(x0), ty = iy - Double(y0)
-                for (dy, wy) in [(0, 1 - ty), (1, ty)] {
-                    for (dx, wx) in [(0, 1 - tx), (1, tx)] {
-                        let x = x0 + dx, y = y0 + dy
-                        if x >= 0 && x < width && y >= 0 && y < height { taps.append((y * width + x, wx * wy)); inside += wx * wy }
+        let plane = height * width, outPlane = outHeight * outWidth
+        data.withUnsafeBufferPointer { src in
+            out.data.withUnsafeMutableBufferPointer { dst in
+                // Up to four source taps per output pixel; weight 0 marks an unused or outside tap.
+                var idx = (0, 0, 0, 0), wt = (0.0, 0.0, 0.0, 0.0)
+                for (o, (ix, iy)) in grid.enumerated() {
+                    var inside = 0.0
+                    if nearest {
+                        let x = Int(ix.rounded(.toNearestOrEven)), y = Int(iy.rounded(.toNearestOrEven))
+                        let ok = x >= 0 && x < width && y >= 0 && y < height
+                        idx = (ok ? y * width + x : 0, 0, 0, 0)
+                        wt = (ok ? 1 : 0, 0, 0, 0)
+                        inside = wt.0
+                    } else {
+                        let fx = ix.rounded(.down), fy = iy.rounded(.down)
+                        let x0 = Int(fx), y0 = Int(fy), tx = ix - fx, ty = iy - fy
+                        func tap(_ x: Int, _ y: Int, _ w: Double) -> (Int, Double) {
+                            x >= 0 && x < width && y >= 0 && y < height ? (y * width + x, w) : (0, 0)
+                        }
+                        let a = tap(x0, y0, (1 - tx) * (1 - ty)), b = tap(x0 + 1, y0, tx * (1 - ty))
+                        let c = tap(x0, y0 + 1, (1 - tx) * ty), d = tap(x0 + 1, y0 + 1, tx * ty)
+                        idx = (a.0, b.0, c.0, d.0)
+                        wt = (a.1, b.1, c.1, d.1)
+                        inside = a.1 + b.1 + c.1 + d.1
+                    }
+                    for p in 0..<count {
+                        let s = src.baseAddress! + p * plane
+                        var v = wt.0 * s[idx.0] + wt.1 * s[idx.1] + wt.2 * s[idx.2] + wt.3 * s[idx.3]
+                        if let fill {
+                            let f = fill.count == 1 ? fill[0] : fill[p % channels]
+                            if nearest { if inside < 0.5 { v = f } } else { v = v * inside + (1 - inside) * f }
+                        }
+                        dst[p * outPlane + o] = v
                     }
                 }
-            }
-            for p in 0..<count {
-                let base = p * height * width
-                var v = 0.0
-                for (i, w) in taps { v += w * data[base + i] }
-                if let fill {
-                    let f = fill.count == 1 ? fill[0] : fill[p % channels]
-                    if nearest { if inside < 0.5 { v = f } } else { v = v * inside + (1 - inside) * f }
-                }
-                out.data[p * outHeight * outWidth + o] = v
             }
         }
         return out
