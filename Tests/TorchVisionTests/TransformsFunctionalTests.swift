@@ -45,6 +45,13 @@ final class TransformsFunctionalTests: XCTestCase {
         case "ten_crop": return torch.stack(TF.tenCrop(x, ints("size"), verticalFlip: a["vertical_flip"] as! Bool))
         case "resized_crop":
             return TF.resizedCrop(x, a["top"] as! Int, a["left"] as! Int, a["height"] as! Int, a["width"] as! Int, ints("size"))
+        case "invert": return TF.invert(x)
+        case "posterize": return TF.posterize(x, a["bits"] as! Int)
+        case "solarize": return TF.solarize(x, x.dtype == .uint8 ? 128 : 0.5)
+        case "adjust_sharpness": return TF.adjustSharpness(x, dbl("factor"))
+        case "autocontrast": return TF.autocontrast(x)
+        case "equalize": return TF.equalize(x)
+        case "adjust_gamma": return TF.adjustGamma(x, dbl("gamma"), gain: dbl("gain"))
         case "convert_image_dtype":
             return TF.convertImageDtype(x, DType.allCases.first { $0.name == a["to"] as! String }!)
         default: return nil
@@ -52,7 +59,8 @@ final class TransformsFunctionalTests: XCTestCase {
     }
 
     /// Operations that only move or copy pixels must match exactly.
-    private static let exact: Set<String> = ["crop", "center_crop", "pad", "hflip", "vflip", "five_crop", "ten_crop", "erase"]
+    private static let exact: Set<String> = ["crop", "center_crop", "pad", "hflip", "vflip", "five_crop", "ten_crop", "erase",
+                                             "invert", "posterize", "solarize", "equalize"]
 
     func testFunctionalOpsMatchTorchvision() {
         var checked = 0, offByOne = 0, interpolated = 0

@@ -115,6 +115,8 @@ final class TransformsTests: XCTestCase {
             transforms.RandomApply([transforms.RandomHorizontalFlip(), transforms.CenterCrop(3)], p: 0.3),
             transforms.RandomChoice([transforms.RandomHorizontalFlip(), transforms.CenterCrop(3)]),
             transforms.RandomOrder([transforms.RandomHorizontalFlip(), transforms.CenterCrop(3)]),
+            transforms.RandomInvert(), transforms.RandomPosterize(bits: 3), transforms.RandomSolarize(threshold: 128, p: 0.2),
+            transforms.RandomAdjustSharpness(sharpnessFactor: 2), transforms.RandomAutocontrast(), transforms.RandomEqualize(p: 0.3),
         ]
         for (k, tr) in tail.enumerated() { XCTAssertEqual("\(tr)", expected[expected.count - tail.count + k]) }
     }
