@@ -18,10 +18,15 @@ enum TransformsFixture {
 
     static func of(_ kind: String) -> [[String: Any]] { cases.filter { $0["kind"] as? String == kind } }
 
-    /// Decodes `{"shape", "dtype", "data"}`.
+    /// Decodes `{"shape", "dtype", "data"}`, or uint8 `{"shape", "dtype", "hex"}`.
     static func tensor(_ any: Any) -> Tensor {
         let d = any as! [String: Any]
         let shape = d["shape"] as! [Int]
+        if let hex = d["hex"] as? String {
+            let digits = Array(hex.utf8)
+            let bytes = stride(from: 0, to: digits.count, by: 2).map { UInt8(String(decoding: digits[$0..<($0 + 2)], as: UTF8.self), radix: 16)! }
+            return Tensor(bytes, shape: shape)
+        }
         let dtype = DType.allCases.first { $0.name == (d["dtype"] as! String) }!
         let values = (d["data"] as! [NSNumber]).map { $0.doubleValue }
         return Tensor(values, shape: shape).to(dtype)

@@ -74,6 +74,11 @@ final class TransformsTests: XCTestCase {
         case "RandomErasing": return transforms.RandomErasing(p: 1.0)
         case "GaussianBlur": return transforms.GaussianBlur(5, sigma: (0.1, 2.0))
         case "RandomApply": return transforms.RandomApply([transforms.RandomHorizontalFlip(p: 1.0)], p: 0.5)
+        case "RandAugment": return transforms.RandAugment()
+        case "RandAugment_bilinear_fill": return transforms.RandAugment(numOps: 3, magnitude: 15, interpolation: .bilinear, fill: [20, 40, 60])
+        case "TrivialAugmentWide": return transforms.TrivialAugmentWide()
+        case "RandomInvert": return transforms.RandomInvert()
+        case "RandomAdjustSharpness": return transforms.RandomAdjustSharpness(sharpnessFactor: 1.8)
         default: fatalError("unknown transform \(name)")
         }
     }
@@ -117,6 +122,7 @@ final class TransformsTests: XCTestCase {
             transforms.RandomOrder([transforms.RandomHorizontalFlip(), transforms.CenterCrop(3)]),
             transforms.RandomInvert(), transforms.RandomPosterize(bits: 3), transforms.RandomSolarize(threshold: 128, p: 0.2),
             transforms.RandomAdjustSharpness(sharpnessFactor: 2), transforms.RandomAutocontrast(), transforms.RandomEqualize(p: 0.3),
+            transforms.RandAugment(), transforms.TrivialAugmentWide(fill: [1, 2, 3]),
         ]
         for (k, tr) in tail.enumerated() { XCTAssertEqual("\(tr)", expected[expected.count - tail.count + k]) }
     }
