@@ -27,3 +27,19 @@ final class UtilsTests: XCTestCase {
         XCTAssertEqual(grid[0, 0, 0].item(), 0)
     }
 }
+
+/// `utils.drawSegmentationMasks` against torchvision's `draw_segmentation_masks`.
+final class DrawSegmentationMasksTests: XCTestCase {
+    func testMasksMatchTorchvision() {
+        let cases = TransformsFixture.of("masks")
+        XCTAssertEqual(cases.count, 3)
+        for c in cases {
+            let x = c["dtype"] as! String == "uint8" ? TransformsFixture.image : TransformsFixture.floatImage
+            let masks = TransformsFixture.tensor(c["masks"]!)
+            let colors = (c["colors"] as? [[NSNumber]])?.map { $0.map { $0.doubleValue } }
+            let y = utils.drawSegmentationMasks(x, masks, alpha: (c["alpha"] as! NSNumber).doubleValue, colors: colors)
+            let expected = TransformsFixture.tensor(c["output"]!)
+            assertImagesClose(y, expected, atol: expected.dtype.isFloatingPoint ? 1e-5 : 0, "masks \(c["dtype"]!) alpha \(c["alpha"]!)")
+        }
+    }
+}

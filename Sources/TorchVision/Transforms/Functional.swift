@@ -66,7 +66,7 @@ extension transforms.functional {
         let d = getDimensions(img)
         let (oh, ow) = resizedOutputSize(height: d[1], width: d[2], size, maxSize: maxSize)
         precondition(oh > 0 && ow > 0, "resize: output size must be positive, got (\(oh), \(ow)) for input \(img.shape)")
-        if size.count == 1 && oh == d[1] && ow == d[2] { return img }
+        if oh == d[1] && ow == d[2] { return img }
         let planes = PixelPlanes(img, op: "resize")
         func filter(_ n: Int, _ m: Int) -> AxisFilter {
             switch interpolation {
