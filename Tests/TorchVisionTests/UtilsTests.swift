@@ -43,3 +43,22 @@ final class DrawSegmentationMasksTests: XCTestCase {
         }
     }
 }
+
+/// `utils.drawBoundingBoxes` against torchvision's `draw_bounding_boxes` (Pillow's rectangles).
+final class DrawBoundingBoxesTests: XCTestCase {
+    func testBoxesMatchTorchvision() {
+        let cases = TransformsFixture.of("boxes")
+        XCTAssertEqual(cases.count, 5)
+        for c in cases {
+            let dt = c["dtype"] as! String
+            let img = TransformsFixture.image
+            let x = dt == "float32" ? TransformsFixture.floatImage : (dt == "grey" ? img[0..<1] : img)
+            let a = c["args"] as! [String: Any]
+            let colors = (a["colors"] as? [[NSNumber]])?.map { $0.map { $0.doubleValue } }
+            let y = utils.drawBoundingBoxes(x, TransformsFixture.tensor(c["boxes"]!), colors: colors,
+                                            fill: a["fill"] as? Bool ?? false, width: a["width"] as? Int ?? 1)
+            let expected = TransformsFixture.tensor(c["output"]!)
+            assertImagesClose(y, expected, atol: expected.dtype.isFloatingPoint ? 1e-6 : 0, "boxes \(dt) \(a)")
+        }
+    }
+}
