@@ -78,6 +78,9 @@ final class TransformsTests: XCTestCase {
         case "RandAugment_bilinear_fill": return transforms.RandAugment(numOps: 3, magnitude: 15, interpolation: .bilinear, fill: [20, 40, 60])
         case "TrivialAugmentWide": return transforms.TrivialAugmentWide()
         case "RandomInvert": return transforms.RandomInvert()
+        case "ElasticTransform": return transforms.ElasticTransform(alpha: 20, sigma: 1.5)
+        case "ElasticTransform_nearest_fill":
+            return transforms.ElasticTransform(alpha: [30, 10], sigma: [1, 0.5], interpolation: .nearest, fill: [10, 200, 30])
         case "RandomAdjustSharpness": return transforms.RandomAdjustSharpness(sharpnessFactor: 1.8)
         default: fatalError("unknown transform \(name)")
         }
@@ -122,7 +125,7 @@ final class TransformsTests: XCTestCase {
             transforms.RandomOrder([transforms.RandomHorizontalFlip(), transforms.CenterCrop(3)]),
             transforms.RandomInvert(), transforms.RandomPosterize(bits: 3), transforms.RandomSolarize(threshold: 128, p: 0.2),
             transforms.RandomAdjustSharpness(sharpnessFactor: 2), transforms.RandomAutocontrast(), transforms.RandomEqualize(p: 0.3),
-            transforms.RandAugment(), transforms.TrivialAugmentWide(fill: [1, 2, 3]),
+            transforms.RandAugment(), transforms.TrivialAugmentWide(fill: [1, 2, 3]), transforms.ElasticTransform(),
         ]
         for (k, tr) in tail.enumerated() { XCTAssertEqual("\(tr)", expected[expected.count - tail.count + k]) }
     }

@@ -163,3 +163,55 @@ extension transforms {
         public var description: String { "RandomPerspective(p=\(PyRepr.float(p)))" }
     }
 }
+
+extension transforms {
+    /// Displaces pixels by smooth random offsets (uniform noise blurred by a Gaussian of `sigma`, scaled by
+    /// `alpha`), torchvision's `ElasticTransform`.
+    public struct ElasticTransform: Transform {
+        /// Displacement strength in x and y.
+        public let alpha: [Double]
+        /// Smoothness in x and y.
+        public let sigma: [Double]
+        public let interpolation: InterpolationMode
+        public let fill: [Double]
+
+        public init(alpha: [Double] = [50], sigma: [Double] = [5], interpolation: InterpolationMode = .bilinear, fill: [Double] = [0]) {
+            precondition(alpha.count == 1 || alpha.count == 2, "If alpha is a sequence its length should be one of 2. Got \(alpha.count)")
+            precondition(sigma.count == 1 || sigma.count == 2, "If sigma is a sequence its length should be 2. Got \(sigma.count)")
+            self.alpha = alpha.count == 1 ? [alpha[0], alpha[0]] : alpha
+            self.sigma = sigma.count == 1 ? [sigma[0], sigma[0]] : sigma
+            self.interpolation = interpolation
+            self.fill = fill
+        }
+
+        public init(alpha: Double, sigma: Double = 5, interpolation: InterpolationMode = .bilinear, fill: [Double] = [0]) {
+            self.init(alpha: [alpha], sigma: [sigma], interpolation: interpolation, fill: fill)
+        }
+
+        /// A random displacement field (1×H×W×2) for an image of `size` (height, width).
+        public static func getParams(alpha: [Double], sigma: [Double], size: [Int]) -> Tensor {
+            func field(_ k: Int) -> Tensor {
+                var d = torch.rand([1, 1] + size) * 2 - 1
+                if sigma[k] > 0 {
+                    var ks = Int(8 * sigma[k] + 1)
+                    if ks % 2 == 0 { ks += 1 }
+                    d = functional.gaussianBlur(d, kernelSize: [ks, ks], sigma: sigma)
+                }
+                return d * alpha[k] / Double(size[1 - k])
+            }
+            let dx = field(0), dy = field(1)
+            return torch.cat([dx, dy], dim: 1).permute(0, 2, 3, 1).contiguous()
+        }
+
+        public func callAsFunction(_ input: Tensor) -> Tensor {
+            let d = functional.getDimensions(input)
+            let displacement = Self.getParams(alpha: alpha, sigma: sigma, size: [d[1], d[2]])
+            return functional.elasticTransform(input, displacement, interpolation: interpolation, fill: fill)
+        }
+
+        public var description: String {
+            "ElasticTransform(alpha=\(PyRepr.list(alpha)), sigma=\(PyRepr.list(sigma)), "
+                + "interpolation=InterpolationMode.\(interpolation.rawValue.uppercased()), fill=\(PyRepr.list(fill)))"
+        }
+    }
+}

@@ -150,3 +150,37 @@ extension transforms.functional {
             .sampled(at: grid, outHeight: oh, outWidth: ow, nearest: interpolation == .nearest, fill: fill).tensor(img.dtype)
     }
 }
+
+extension transforms.functional {
+    /// `steps` evenly spaced float32 values from `start` to `end`, computed like `torch.linspace` (the first
+    /// half counted up from `start`, the second down from `end`).
+    static func linspace32(_ start: Float, _ end: Float, _ steps: Int) -> [Float] {
+        if steps == 1 { return [start] }
+        let step = (end - start) / Float(steps - 1)
+        return (0..<steps).map { i in i < steps / 2 ? start + step * Float(i) : end - step * Float(steps - 1 - i) }
+    }
+
+    /// Moves every pixel by `displacement` (1×H×W×2, (x, y) in grid units where the image spans [-1, 1])
+    /// and resamples (torchvision's `elastic_transform`).
+    public static func elasticTransform(_ img: Tensor, _ displacement: Tensor, interpolation: transforms.InterpolationMode = .bilinear,
+                                        fill: [Double]? = nil) -> Tensor {
+        precondition(interpolation != .bicubic, "elastic_transform: interpolation mode bicubic is not supported for tensor images, use nearest or bilinear")
+        let dims = getDimensions(img)
+        let (h, w) = (dims[1], dims[2])
+        precondition(displacement.shape == [1, h, w, 2],
+                     "elastic_transform: displacement should be of shape [1, \(h), \(w), 2], got \(displacement.shape)")
+        let d = displacement.to(.float32).contiguous().toArray(as: Float.self)
+        let xs = linspace32(Float(-w + 1) / Float(w), Float(w - 1) / Float(w), w)
+        let ys = linspace32(Float(-h + 1) / Float(h), Float(h - 1) / Float(h), h)
+        var grid: [(Double, Double)] = []
+        grid.reserveCapacity(h * w)
+        for y in 0..<h {
+            for x in 0..<w {
+                let gx = xs[x] + d[2 * (y * w + x)], gy = ys[y] + d[2 * (y * w + x) + 1]
+                grid.append((Double(((gx + 1) * Float(w) - 1) / 2), Double(((gy + 1) * Float(h) - 1) / 2)))
+            }
+        }
+        return PixelPlanes(img, op: "elastic_transform")
+            .sampled(at: grid, outHeight: h, outWidth: w, nearest: interpolation == .nearest, fill: fill).tensor(img.dtype)
+    }
+}
