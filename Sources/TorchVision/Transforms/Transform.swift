@@ -3,9 +3,11 @@ import Torch
 extension transforms {
     /// An image transform: a function from tensor to tensor that a dataset applies to each sample.
     ///
-    /// Images are tensors: `uint8` H×W or H×W×C as read from files, or float C×H×W after
-    /// `ToTensor`. A transform that works the same on every sample of a stacked batch can say so
-    /// with `applyToBatch(_:)`, which lets datasets build whole batches at once.
+    /// Images are tensors: `uint8` H×W or H×W×C arrays as datasets read them (what `ToTensor` takes),
+    /// and `uint8` or float C×H×W image tensors (with any leading batch dimensions where torchvision
+    /// allows them) for the geometric and colour transforms. A transform that works the same on every
+    /// sample of a stacked batch can say so with `applyToBatch(_:)`, which lets datasets build whole
+    /// batches at once; random transforms do not, since each sample draws its own parameters.
     public protocol Transform: CustomStringConvertible {
         /// Transforms one image.
         func callAsFunction(_ input: Tensor) -> Tensor
