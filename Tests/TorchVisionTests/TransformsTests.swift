@@ -151,6 +151,24 @@ final class TransformsTests: XCTestCase {
         assertImagesClose(TF.adjustContrast(batch, 1.4)[1], TF.adjustContrast(TF.hflip(image), 1.4), atol: 0)
     }
 
+    func testRandomContainersPickAndOrder() {
+        let x = Tensor([1.0, 2, 3, 4], shape: [1, 1, 4])
+        let add1 = transforms.Lambda { $0 + 1 }, double = transforms.Lambda { $0 * 2 }
+        torch.manualSeed(0)
+        for _ in 0..<5 {
+            XCTAssertEqual(transforms.RandomChoice([add1, double], p: [0, 1])(x).toArray(as: Double.self), [2, 4, 6, 8])
+            XCTAssertEqual(transforms.RandomApply([add1], p: 0)(x).toArray(as: Double.self), [1, 2, 3, 4])
+            XCTAssertEqual(transforms.RandomApply([add1, double], p: 1)(x).toArray(as: Double.self), [4, 6, 8, 10])
+        }
+        // Both orders occur and each applies both transforms.
+        var seen = Set<[Double]>()
+        for _ in 0..<20 { seen.insert(transforms.RandomOrder([add1, double])(x).toArray(as: Double.self)) }
+        XCTAssertEqual(seen, [[4, 6, 8, 10], [3, 5, 7, 9]])
+        var picks = Set<[Double]>()
+        for _ in 0..<20 { picks.insert(transforms.RandomChoice([add1, double])(x).toArray(as: Double.self)) }
+        XCTAssertEqual(picks, [[2, 3, 4, 5], [2, 4, 6, 8]])
+    }
+
     func testPaddingModesOnARow() {
         let row = Tensor([1.0, 2, 3, 4], shape: [1, 1, 4])
         func padded(_ mode: transforms.PaddingMode) -> [Double] { TF.pad(row, [2, 0], paddingMode: mode).toArray(as: Double.self) }
