@@ -169,6 +169,24 @@ final class TransformsTests: XCTestCase {
         XCTAssertEqual(picks, [[2, 3, 4, 5], [2, 4, 6, 8]])
     }
 
+    func testPicturesFlowThroughPipelinesUntilConverted() {
+        let crop = transforms.Compose([transforms.CenterCrop(10), transforms.RandomHorizontalFlip(p: 1)])
+        guard case .image(let pixels) = crop.apply(.image(image)) else { return XCTFail("expected a picture") }
+        XCTAssertEqual(pixels.toArray(as: UInt8.self), TF.hflip(TF.centerCrop(image, [10])).contiguous().toArray(as: UInt8.self))
+        let toTensor = transforms.Compose([transforms.CenterCrop(10), transforms.ToTensor(), transforms.Normalize([0.5], [0.5])])
+        guard case .tensor(let x) = toTensor.apply(.image(image)) else { return XCTFail("expected a tensor") }
+        assertImagesClose(x, (TF.centerCrop(image, [10]).to(.float32) / 255 - 0.5) / 0.5, atol: 0)
+        guard case .tensor(let raw) = transforms.PILToTensor().apply(.image(image)) else { return XCTFail("expected a tensor") }
+        XCTAssertEqual(raw.dtype, .uint8)
+        // ToPILImage truncates float × 255, then the picture goes on through the next transforms.
+        let back = transforms.Compose([transforms.ToPILImage(), transforms.Resize(8), transforms.PILToTensor()])
+        let f = Tensor([0.5, 0.999, 0.2, 1.0], shape: [1, 2, 2])
+        XCTAssertEqual(transforms.ToPILImage()(f).toArray(as: UInt8.self), [127, 254, 51, 255])
+        XCTAssertEqual(back.apply(.tensor(TransformsFixture.floatImage)).value.shape, [3, 8, 10])
+        XCTAssertEqual(transforms.PILToTensor()(image.permute(1, 2, 0)).toArray(as: UInt8.self), image.toArray(as: UInt8.self))
+        XCTAssertEqual("\(transforms.ToPILImage(mode: "RGB"))", "ToPILImage(mode=RGB)")
+    }
+
     func testPaddingModesOnARow() {
         let row = Tensor([1.0, 2, 3, 4], shape: [1, 1, 4])
         func padded(_ mode: transforms.PaddingMode) -> [Double] { TF.pad(row, [2, 0], paddingMode: mode).toArray(as: Double.self) }

@@ -11,10 +11,12 @@ extension transforms {
             self.p = p
         }
 
-        public func callAsFunction(_ input: Tensor) -> Tensor {
+        public func callAsFunction(_ input: Tensor) -> Tensor { apply(.tensor(input)).value }
+
+        public func apply(_ sample: transforms.Sample) -> transforms.Sample {
             // torchvision skips when p < rand(), i.e. applies when rand() <= p.
-            if p < torch.rand([1]).item() { return input }
-            return transforms.reduce(input) { x, t in t(x) }
+            if p < torch.rand([1]).item() { return sample }
+            return transforms.reduce(sample) { s, t in t.apply(s) }
         }
 
         public var description: String {
@@ -35,7 +37,9 @@ extension transforms {
             self.p = p
         }
 
-        public func callAsFunction(_ input: Tensor) -> Tensor {
+        public func callAsFunction(_ input: Tensor) -> Tensor { apply(.tensor(input)).value }
+
+        public func apply(_ sample: transforms.Sample) -> transforms.Sample {
             var k = 0
             if let p {
                 let u = torch.rand([1], dtype: .float64).item() * p.reduce(0, +)
@@ -45,7 +49,7 @@ extension transforms {
             } else {
                 k = RandomDraw.randint(0, transforms.count)
             }
-            return transforms[k](input)
+            return transforms[k].apply(sample)
         }
 
         public var description: String {
@@ -59,8 +63,10 @@ extension transforms {
 
         public init(_ transforms: [any Transform]) { self.transforms = transforms }
 
-        public func callAsFunction(_ input: Tensor) -> Tensor {
-            RandomDraw.permutation(transforms.count).reduce(input) { x, i in transforms[i](x) }
+        public func callAsFunction(_ input: Tensor) -> Tensor { apply(.tensor(input)).value }
+
+        public func apply(_ sample: transforms.Sample) -> transforms.Sample {
+            RandomDraw.permutation(transforms.count).reduce(sample) { s, i in transforms[i].apply(s) }
         }
 
         public var description: String { "RandomOrder(" + transforms.map { "\n    \($0)" }.joined() + "\n)" }
