@@ -184,7 +184,7 @@ final class TransformsTests: XCTestCase {
         XCTAssertEqual(transforms.ToPILImage()(f).toArray(as: UInt8.self), [127, 254, 51, 255])
         XCTAssertEqual(back.apply(.tensor(TransformsFixture.floatImage)).value.shape, [3, 8, 10])
         XCTAssertEqual(transforms.PILToTensor()(image.permute(1, 2, 0)).toArray(as: UInt8.self), image.toArray(as: UInt8.self))
-        XCTAssertEqual("\(transforms.ToPILImage(mode: "RGB"))", "ToPILImage(mode=RGB)")
+        XCTAssertEqual("\(transforms.ToPILImage(mode: .RGB))", "ToPILImage(mode=RGB)")
     }
 
     func testPaddingModesOnARow() {

@@ -42,6 +42,14 @@ extension transforms {
                              fill: transforms.fillList(fill, channels: c))
         }
 
+        /// A picture is rotated the way Pillow rotates it (fill `fill`), as torchvision does for PIL images.
+        public func apply(_ sample: Sample) -> Sample {
+            guard case .image(let pixels) = sample else { return .tensor(callAsFunction(sample.value)) }
+            precondition(interpolation != .bicubic, "RandomRotation: bicubic is not supported here for images, use nearest or bilinear")
+            let angle = Self.getParams(degrees)
+            return .image(PillowGeometry.rotate(pixels, angle, bilinear: interpolation == .bilinear, expand: expand, center: center, fill: fill))
+        }
+
         public var description: String {
             var s = "RandomRotation(degrees=\(PyRepr.list([degrees.0, degrees.1])), interpolation=\(interpolation), expand=\(PyRepr.bool(expand))"
             if let center { s += ", center=\(PyRepr.tuple(center))" }
@@ -113,6 +121,19 @@ extension transforms {
                              interpolation: interpolation, fill: transforms.fillList(fill, channels: d[0]), center: center)
         }
 
+        /// A picture is warped the way Pillow warps it (fill `fill`), as torchvision does for PIL images.
+        public func apply(_ sample: Sample) -> Sample {
+            guard case .image(let pixels) = sample else { return .tensor(callAsFunction(sample.value)) }
+            precondition(interpolation != .bicubic, "RandomAffine: bicubic is not supported here for images, use nearest or bilinear")
+            let (w, h) = (pixels.shape[2], pixels.shape[1])
+            let (angle, t, s, sh) = Self.getParams(degrees: degrees, translate: translate, scaleRanges: scale, shears: shear,
+                                                   imageSize: (w, h))
+            let c = center.map { (Double($0[0]), Double($0[1])) } ?? (Double(w) * 0.5, Double(h) * 0.5)
+            let m = functional.inverseAffineMatrix(center: c, angle: angle, translate: (Double(t.0), Double(t.1)), scale: s, shear: sh)
+            return .image(PillowGeometry.transform(pixels, outWidth: w, outHeight: h, coefficients: m,
+                                                   bilinear: interpolation == .bilinear, fill: fill))
+        }
+
         public var description: String {
             var s = "RandomAffine(degrees=\(PyRepr.list([degrees.0, degrees.1]))"
             if let t = translate { s += ", translate=\(PyRepr.tuple([t.0, t.1]))" }
@@ -158,6 +179,18 @@ extension transforms {
             guard RandomDraw.chance(p) else { return input }
             let (start, end) = Self.getParams(width: d[2], height: d[1], distortionScale: distortionScale)
             return TF.perspective(input, start, end, interpolation: interpolation, fill: transforms.fillList(fill, channels: d[0]))
+        }
+
+        /// A picture is warped the way Pillow warps it (fill `fill`), as torchvision does for PIL images.
+        public func apply(_ sample: Sample) -> Sample {
+            guard case .image(let pixels) = sample else { return .tensor(callAsFunction(sample.value)) }
+            precondition(interpolation != .bicubic, "RandomPerspective: bicubic is not supported here for images, use nearest or bilinear")
+            guard RandomDraw.chance(p) else { return sample }
+            let (w, h) = (pixels.shape[2], pixels.shape[1])
+            let (start, end) = Self.getParams(width: w, height: h, distortionScale: distortionScale)
+            let c = functional.perspectiveCoefficients(start, end)
+            return .image(PillowGeometry.transform(pixels, outWidth: w, outHeight: h, coefficients: c,
+                                                   bilinear: interpolation == .bilinear, fill: fill))
         }
 
         public var description: String { "RandomPerspective(p=\(PyRepr.float(p)))" }

@@ -83,6 +83,12 @@ extension transforms {
         public init(_ numOutputChannels: Int) { self.init(numOutputChannels: numOutputChannels) }
         public func callAsFunction(_ input: Tensor) -> Tensor { TF.rgbToGrayscale(input, numOutputChannels: numOutputChannels) }
         public func applyToBatch(_ batch: Tensor) -> Tensor? { callAsFunction(batch) }
+
+        /// A picture is converted by PIL's luma rule, as torchvision does for PIL images.
+        public func apply(_ sample: Sample) -> Sample {
+            guard case .image(let pixels) = sample else { return .tensor(callAsFunction(sample.value)) }
+            return .image(TF.toGrayscale(Image(tensor: pixels), numOutputChannels: numOutputChannels).tensor())
+        }
         public var description: String { "Grayscale(num_output_channels=\(numOutputChannels))" }
     }
 
@@ -93,6 +99,13 @@ extension transforms {
         public func callAsFunction(_ input: Tensor) -> Tensor {
             let c = TF.getDimensions(input)[0]
             return RandomDraw.chance(p) ? TF.rgbToGrayscale(input, numOutputChannels: c) : input
+        }
+
+        /// A picture is converted by PIL's luma rule, keeping its channel count, as torchvision does for PIL images.
+        public func apply(_ sample: Sample) -> Sample {
+            guard case .image(let pixels) = sample else { return .tensor(callAsFunction(sample.value)) }
+            guard RandomDraw.chance(p) else { return sample }
+            return .image(TF.toGrayscale(Image(tensor: pixels), numOutputChannels: pixels.shape[0]).tensor())
         }
         public var description: String { "RandomGrayscale(p=\(PyRepr.float(p)))" }
     }

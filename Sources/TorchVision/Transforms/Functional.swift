@@ -4,7 +4,12 @@ import Torch
 extension transforms {
     /// How resampling transforms pick output values (torchvision's `InterpolationMode`).
     public enum InterpolationMode: String, Sendable, CustomStringConvertible {
-        case nearest, bilinear, bicubic
+        /// The source pixel at `floor(dst * in / out)` (PyTorch's `nearest`).
+        case nearest
+        /// The source pixel under the output pixel's centre, `floor((dst + 0.5) * in / out)` (PyTorch's
+        /// `nearest-exact`, and what Pillow's NEAREST does).
+        case nearestExact = "nearest-exact"
+        case bilinear, bicubic
         public var description: String { rawValue }
     }
 
@@ -71,13 +76,14 @@ extension transforms.functional {
         func filter(_ n: Int, _ m: Int) -> AxisFilter {
             switch interpolation {
             case .nearest: return .nearest(n, m)
+            case .nearestExact: return .nearest(n, m, exact: true)
             case .bilinear, .bicubic:
                 let cubic = interpolation == .bicubic
                 return antialias ? .antialiased(n, m, cubic: cubic) : .interpolating(n, m, cubic: cubic)
             }
         }
         var out = planes.resampled(rows: filter(d[1], oh), cols: filter(d[2], ow), outHeight: oh, outWidth: ow)
-        if interpolation == .nearest { return out.tensor(img.dtype) }
+        if interpolation == .nearest || interpolation == .nearestExact { return out.tensor(img.dtype) }
         if interpolation == .bicubic && img.dtype == .uint8 { out.data = out.data.map { Swift.min(Swift.max($0, 0), 255) } }
         return out.tensor(img.dtype)
     }

@@ -79,7 +79,8 @@ extension transforms.functional {
     /// centre → input position relative to the input centre), computed in float32 like torchvision's grid.
     static func applyAffine(_ img: Tensor, _ matrix: [Double], outWidth ow: Int, outHeight oh: Int,
                             interpolation: transforms.InterpolationMode, fill: [Double]?, op: String) -> Tensor {
-        precondition(interpolation != .bicubic, "\(op): interpolation mode bicubic is not supported for tensor images, use nearest or bilinear")
+        precondition(interpolation == .nearest || interpolation == .bilinear,
+                     "\(op): interpolation mode \(interpolation) is not supported for tensor images, use nearest or bilinear")
         let d = getDimensions(img)
         let (w, h) = (Float(d[2]), Float(d[1]))
         let m = matrix.map { Float($0) }
@@ -129,7 +130,8 @@ extension transforms.functional {
     /// (torchvision's `perspective`).
     public static func perspective(_ img: Tensor, _ startpoints: [[Int]], _ endpoints: [[Int]],
                                    interpolation: transforms.InterpolationMode = .bilinear, fill: [Double]? = nil) -> Tensor {
-        precondition(interpolation != .bicubic, "perspective: interpolation mode bicubic is not supported for tensor images, use nearest or bilinear")
+        precondition(interpolation == .nearest || interpolation == .bilinear,
+                     "perspective: interpolation mode \(interpolation) is not supported for tensor images, use nearest or bilinear")
         let c = perspectiveCoefficients(startpoints, endpoints).map { Float($0) }
         let dims = getDimensions(img)
         let (oh, ow) = (dims[1], dims[2])
@@ -164,7 +166,8 @@ extension transforms.functional {
     /// and resamples (torchvision's `elastic_transform`).
     public static func elasticTransform(_ img: Tensor, _ displacement: Tensor, interpolation: transforms.InterpolationMode = .bilinear,
                                         fill: [Double]? = nil) -> Tensor {
-        precondition(interpolation != .bicubic, "elastic_transform: interpolation mode bicubic is not supported for tensor images, use nearest or bilinear")
+        precondition(interpolation == .nearest || interpolation == .bilinear,
+                     "elastic_transform: interpolation mode \(interpolation) is not supported for tensor images, use nearest or bilinear")
         let dims = getDimensions(img)
         let (h, w) = (dims[1], dims[2])
         precondition(displacement.shape == [1, h, w, 2],

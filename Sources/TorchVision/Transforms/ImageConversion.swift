@@ -27,27 +27,24 @@ extension transforms {
     /// (nil: from the channel count), torchvision's `ToPILImage`. As a tensor transform it returns the
     /// picture's uint8 C×H×W pixels.
     public struct ToPILImage: Transform {
-        public let mode: String?
+        public let mode: Image.Mode?
 
-        public init(mode: String? = nil) {
-            precondition(mode == nil || ["L", "RGB", "RGBA"].contains(mode!), "Only modes L, RGB and RGBA are supported, got \(mode!)")
-            self.mode = mode
-        }
+        public init(mode: Image.Mode? = nil) { self.mode = mode }
 
         /// The picture's uint8 C×H×W pixels.
-        public func callAsFunction(_ input: Tensor) -> Tensor { transforms.functional.toPILImagePixels(input, mode: mode) }
+        public func callAsFunction(_ input: Tensor) -> Tensor { transforms.functional.toPILImagePixels(input, mode: mode?.rawValue) }
 
         public func apply(_ sample: Sample) -> Sample {
             switch sample {
             case .image(let pixels):
-                if let mode { precondition(transforms.functional.pictureMode(channels: pixels.shape[0]) == mode,
+                if let mode { precondition(transforms.functional.pictureMode(channels: pixels.shape[0]) == mode.rawValue,
                                            "Incorrect mode (\(mode)) supplied for input type uint8 with \(pixels.shape[0]) channels") }
                 return sample
             case .tensor(let t): return .image(callAsFunction(t))
             }
         }
 
-        public var description: String { mode.map { "ToPILImage(mode=\($0))" } ?? "ToPILImage()" }
+        public var description: String { mode.map { "ToPILImage(mode=\($0.rawValue))" } ?? "ToPILImage()" }
     }
 }
 

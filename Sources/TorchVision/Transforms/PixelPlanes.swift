@@ -62,10 +62,11 @@ struct AxisFilter {
     var index: [Int]
     var weight: [Double]
 
-    /// Nearest neighbour as PyTorch's `interpolate(mode="nearest")`: `floor(o * in/out)` in float32.
-    static func nearest(_ n: Int, _ m: Int) -> AxisFilter {
+    /// Nearest neighbour as PyTorch's `interpolate(mode="nearest")`: `floor(o * in/out)` in float32; with
+    /// `exact`, `mode="nearest-exact"`: `floor((o + 0.5) * in/out)`.
+    static func nearest(_ n: Int, _ m: Int, exact: Bool = false) -> AxisFilter {
         let scale = Float(n) / Float(m)
-        let idx = (0..<m).map { Swift.min(Int((Float($0) * scale).rounded(.down)), n - 1) }
+        let idx = (0..<m).map { Swift.min(Int(((Float($0) + (exact ? 0.5 : 0)) * scale).rounded(.down)), n - 1) }
         return AxisFilter(taps: 1, index: idx, weight: [Double](repeating: 1, count: m))
     }
 

@@ -35,6 +35,13 @@ extension transforms {
 
         public func applyToBatch(_ batch: Tensor) -> Tensor? { batch.dim >= 4 ? callAsFunction(batch) : nil }
 
+        /// A picture is resized as Pillow resizes: always antialiased, NEAREST sampling under pixel centres.
+        public func apply(_ sample: Sample) -> Sample {
+            guard case .image(let pixels) = sample else { return .tensor(callAsFunction(sample.value)) }
+            let mode: InterpolationMode = interpolation == .nearest ? .nearestExact : interpolation
+            return .image(TF.resize(pixels, size, interpolation: mode, maxSize: maxSize, antialias: true))
+        }
+
         public var description: String {
             let s = size.count == 1 ? "\(size[0])" : PyRepr.tuple(size)
             return "Resize(size=\(s), interpolation=\(interpolation), max_size=\(maxSize.map(String.init) ?? "None"), antialias=\(PyRepr.bool(antialias)))"

@@ -1,0 +1,86 @@
+import Foundation
+import Torch
+
+/// Rotation, affine and perspective warps of PIL-style pictures done the way Pillow does them, so
+/// `Image` inputs get what torchvision gives for PIL images: each output pixel centre is mapped through the
+/// inverse transform; a point outside the source takes the fill colour, otherwise the source is sampled
+/// nearest (truncating) or bilinearly with edge clamping, bytes truncated.
+enum PillowGeometry {
+    /// Warps uint8 C×H×W `pixels` to `outWidth`×`outHeight` through `coefficients` (6: affine, 8: perspective).
+    static func transform(_ pixels: Tensor, outWidth: Int, outHeight: Int, coefficients a: [Double], bilinear: Bool,
+                          fill: [Double]) -> Tensor {
+        let planes = PixelPlanes(pixels, op: "Image.transform")
+        let (h, w, bands) = (planes.height, planes.width, planes.count)
+        var out = PixelPlanes(lead: planes.lead, height: outHeight, width: outWidth)
+        let fillColor = (0..<bands).map { fill.count == 1 ? fill[0] : fill[$0] }
+        for y in 0..<outHeight {
+            for x in 0..<outWidth {
+                let (px, py) = (Double(x) + 0.5, Double(y) + 0.5)
+                var xin = a[0] * px + a[1] * py + a[2], yin = a[3] * px + a[4] * py + a[5]
+                if a.count == 8 {
+                    let den = a[6] * px + a[7] * py + 1
+                    xin /= den
+                    yin /= den
+                }
+                let o = y * outWidth + x
+                guard xin >= 0 && xin < Double(w) && yin >= 0 && yin < Double(h) else {
+                    for b in 0..<bands { out.data[b * outHeight * outWidth + o] = fillColor[b] }
+                    continue
+                }
+                for b in 0..<bands {
+                    let base = b * h * w
+                    if !bilinear {
+                        out.data[b * outHeight * outWidth + o] = planes.data[base + Int(yin) * w + Int(xin)]
+                        continue
+                    }
+                    let sx = xin - 0.5, sy = yin - 0.5
+                    let fx = sx.rounded(.down), fy = sy.rounded(.down)
+                    let (dx, dy) = (sx - fx, sy - fy)
+                    let (ix, iy) = (Int(fx), Int(fy))
+                    let x0 = min(max(ix, 0), w - 1), x1 = min(max(ix + 1, 0), w - 1)
+                    let row0 = base + min(max(iy, 0), h - 1) * w
+                    let v1 = planes.data[row0 + x0] + (planes.data[row0 + x1] - planes.data[row0 + x0]) * dx
+                    var v2 = v1
+                    if iy + 1 >= 0 && iy + 1 < h {
+                        let row1 = base + (iy + 1) * w
+                        v2 = planes.data[row1 + x0] + (planes.data[row1 + x1] - planes.data[row1 + x0]) * dx
+                    }
+                    out.data[b * outHeight * outWidth + o] = (v1 + (v2 - v1) * dy).rounded(.towardZero)
+                }
+            }
+        }
+        return out.tensor(.uint8)
+    }
+
+    /// Pillow's `Image.rotate(angle, expand:, center:)`: counter-clockwise degrees about `center` (pixels,
+    /// default the image centre), exact transposes for multiples of 90 degrees like Pillow.
+    static func rotate(_ pixels: Tensor, _ angle: Double, bilinear: Bool, expand: Bool, center: [Int]?, fill: [Double]) -> Tensor {
+        let (h, w) = (pixels.shape[1], pixels.shape[2])
+        let turned = angle - 360 * (angle / 360).rounded(.down)
+        if center == nil {
+            if turned == 0 { return pixels }
+            if turned == 180 { return pixels.flip(1, 2).contiguous() }
+            if (turned == 90 || turned == 270) && (expand || w == h) {
+                let t = pixels.transpose(1, 2)
+                return (turned == 90 ? t.flip(1) : t.flip(2)).contiguous()
+            }
+        }
+        let (cx, cy) = center.map { (Double($0[0]), Double($0[1])) } ?? (Double(w) / 2, Double(h) / 2)
+        let r = -angle * .pi / 180
+        func round15(_ v: Double) -> Double { (v * 1e15).rounded() / 1e15 }
+        var m = [round15(cos(r)), round15(sin(r)), 0, round15(-sin(r)), round15(cos(r)), 0]
+        func apply(_ x: Double, _ y: Double) -> (Double, Double) { (m[0] * x + m[1] * y + m[2], m[3] * x + m[4] * y + m[5]) }
+        (m[2], m[5]) = apply(-cx, -cy)
+        m[2] += cx
+        m[5] += cy
+        var (ow, oh) = (w, h)
+        if expand {
+            let corners = [(0.0, 0.0), (Double(w), 0), (Double(w), Double(h)), (0, Double(h))].map { apply($0.0, $0.1) }
+            let xs = corners.map(\.0), ys = corners.map(\.1)
+            ow = Int(xs.max()!.rounded(.up) - xs.min()!.rounded(.down))
+            oh = Int(ys.max()!.rounded(.up) - ys.min()!.rounded(.down))
+            (m[2], m[5]) = apply(-Double(ow - w) / 2, -Double(oh - h) / 2)
+        }
+        return transform(pixels, outWidth: ow, outHeight: oh, coefficients: m, bilinear: bilinear, fill: fill)
+    }
+}

@@ -1,0 +1,67 @@
+import XCTest
+@testable import TorchVision
+@testable import Torch
+
+/// Transforms on PIL-style `Image`s against torchvision on PIL images (which resamples with Pillow): exact
+/// for conversions, crops, flips, pads and greyscale; within 1 grey level where Pillow interpolates.
+final class TransformsImageTests: XCTestCase {
+    private var photo: Image { Image(tensor: TransformsFixture.image) }
+
+    private func run(_ name: String) -> Tensor {
+        func pixels(_ t: any transforms.Transform) -> Tensor { (t(photo) as Image).tensor() }
+        switch name {
+        case "grayscale": return pixels(transforms.Grayscale())
+        case "grayscale3": return pixels(transforms.Grayscale(3))
+        case "hflip": return pixels(transforms.RandomHorizontalFlip(p: 1))
+        case "center_crop": return pixels(transforms.CenterCrop([10, 12]))
+        case "pad_reflect": return pixels(transforms.Pad([1, 2], paddingMode: .reflect))
+        case "resize_bilinear": return pixels(transforms.Resize([9, 13]))
+        case "resize_up_bicubic": return pixels(transforms.Resize([25, 31], interpolation: .bicubic))
+        case "resize_nearest": return pixels(transforms.Resize(12, interpolation: .nearest))
+        case "brightness": return pixels(transforms.ColorJitter(brightnessRange: (1.3, 1.3)))
+        case "rotate": return pixels(transforms.RandomRotation((30, 30), interpolation: .bilinear))
+        case "rotate_nearest_expand": return pixels(transforms.RandomRotation((-40, -40), expand: true))
+        case "rotate_center_fill":
+            return pixels(transforms.RandomRotation((15, 15), interpolation: .bilinear, center: [5, 6], fill: [10, 20, 30]))
+        case "affine": return pixels(transforms.RandomAffine(15, translate: (0.1, 0.1), scale: (0.9, 1.1), shear: [5], interpolation: .bilinear))
+        case "affine_nearest": return pixels(transforms.RandomAffine(25, shear: [-5, 5, -8, 8]))
+        case "perspective": return pixels(transforms.RandomPerspective(p: 1))
+        case "perspective_nearest": return pixels(transforms.RandomPerspective(p: 1, interpolation: .nearest, fill: [50]))
+        case "to_tensor": return transforms.ToTensor()(photo)
+        case "to_pil_float": return transforms.functional.toPILImage(TransformsFixture.floatImage * 0.9).tensor()
+        default: fatalError("unknown case \(name)")
+        }
+    }
+
+    /// Pillow's resampling filters and enhancers round differently from the tensor kernels these share.
+    private static let interpolating: Set<String> = ["resize_bilinear", "resize_up_bicubic", "brightness"]
+
+    func testImagesMatchTorchvisionOnPILImages() {
+        let cases = TransformsFixture.of("pil")
+        XCTAssertEqual(cases.count, 18)
+        for c in cases {
+            let name = c["name"] as! String
+            torch.manualSeed(UInt64(c["seed"] as? Int ?? 0))
+            let expected = TransformsFixture.tensor(c["output"]!)
+            let atol = expected.dtype.isFloatingPoint ? 1e-6 : (Self.interpolating.contains(name) ? 1 : 0)
+            assertImagesClose(run(name), expected, atol: atol, name)
+        }
+    }
+
+    func testPipelinesFromImageToTensor() {
+        let t = transforms.Compose([transforms.Resize(12), transforms.CenterCrop(10), transforms.ToTensor(),
+                                    transforms.Normalize([0.5, 0.5, 0.5], [0.5, 0.5, 0.5])])
+        let x: Tensor = t(photo)
+        XCTAssertEqual(x.shape, [3, 10, 10])
+        XCTAssertEqual(x.dtype, .float32)
+        let direct = transforms.ToTensor()(photo)
+        XCTAssertEqual(direct.shape, [3, 17, 23])
+        XCTAssertEqual(transforms.PILToTensor()(photo).toArray(as: UInt8.self), TransformsFixture.image.toArray(as: UInt8.self))
+        let picture: Image = transforms.ToPILImage()(TransformsFixture.floatImage)
+        XCTAssertEqual(picture.mode, .RGB)
+        XCTAssertEqual(picture.size.width, 23)
+        let grey: Image = transforms.Compose([transforms.Grayscale(), transforms.RandomHorizontalFlip(p: 1)])(photo)
+        XCTAssertEqual(grey.mode, .L)
+        XCTAssertEqual(transforms.ToPILImage(mode: .L).description, "ToPILImage(mode=L)")
+    }
+}
