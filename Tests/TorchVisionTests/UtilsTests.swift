@@ -8,7 +8,8 @@ final class UtilsTests: XCTestCase {
         let cases = TransformsFixture.of("grid")
         XCTAssertEqual(cases.count, 8)
         for c in cases {
-            let x = TransformsFixture.tensor(c["input"]!)
+            let source = TransformsFixture.of("grid_input").first { $0["name"] as? String == c["input"] as? String }!
+            let x = TransformsFixture.tensor(source["input"]!)
             let a = c["args"] as! [String: Any]
             let range = (a["value_range"] as? [NSNumber]).map { ($0[0].doubleValue, $0[1].doubleValue) }
             let grid = utils.makeGrid(x, nrow: a["nrow"] as? Int ?? 8, padding: a["padding"] as? Int ?? 2,
@@ -35,7 +36,7 @@ final class DrawSegmentationMasksTests: XCTestCase {
         XCTAssertEqual(cases.count, 3)
         for c in cases {
             let x = c["dtype"] as! String == "uint8" ? TransformsFixture.image : TransformsFixture.floatImage
-            let masks = TransformsFixture.tensor(c["masks"]!)
+            let masks = TransformsFixture.tensor(TransformsFixture.of("mask_input")[0]["masks"]!).to(.bool)
             let colors = (c["colors"] as? [[NSNumber]])?.map { $0.map { $0.doubleValue } }
             let y = utils.drawSegmentationMasks(x, masks, alpha: (c["alpha"] as! NSNumber).doubleValue, colors: colors)
             let expected = TransformsFixture.tensor(c["output"]!)
