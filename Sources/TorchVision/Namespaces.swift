@@ -3,6 +3,14 @@ import Torch
 /// torchvision's `datasets`: MNIST and Fashion-MNIST read from their IDX files.
 public enum datasets {}
 
+/// torchvision's `io`: reading, decoding, encoding and writing PNG and JPEG images.
+///
+/// ```swift
+/// let img = try io.readImage("photo.png")          // uint8 [C, H, W]
+/// try io.writeJPEG(img, "photo.jpg", quality: 90)
+/// ```
+public enum io {}
+
 /// torchvision's `transforms`: image preprocessing and augmentation composable with `Compose`, on
 /// uint8 or float image tensors (…, C, H, W); the random ones draw from `torch.defaultGenerator` exactly
 /// as torchvision does, so `torch.manualSeed` makes a pipeline reproducible. `transforms.functional`

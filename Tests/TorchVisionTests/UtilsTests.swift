@@ -1,3 +1,4 @@
+import Foundation
 import XCTest
 @testable import TorchVision
 @testable import Torch
@@ -17,6 +18,27 @@ final class UtilsTests: XCTestCase {
                                       scaleEach: a["scale_each"] as? Bool ?? false,
                                       padValue: (a["pad_value"] as? NSNumber)?.doubleValue ?? 0)
             assertImagesClose(grid, TransformsFixture.tensor(c["output"]!), atol: 1e-5, "make_grid \(a) on \(x.shape)")
+        }
+    }
+
+    func testSaveImageWritesTorchvisionsBytes() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("save-image-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let cases = TransformsFixture.of("save")
+        XCTAssertEqual(cases.count, 2)
+        for (k, c) in cases.enumerated() {
+            let source = TransformsFixture.of("grid_input").first { $0["name"] as? String == c["input"] as? String }!
+            let x = TransformsFixture.tensor(source["input"]!)
+            let a = c["args"] as! [String: Any]
+            let expected = TransformsFixture.tensor(c["output"]!)
+            let pixels = utils.imagePixels(x, nrow: a["nrow"] as? Int ?? 8, padding: a["padding"] as? Int ?? 2,
+                                           normalize: a["normalize"] as? Bool ?? false)
+            assertImagesClose(pixels, expected, atol: 0, "save_image bytes \(a)")
+            let path = dir.appendingPathComponent("grid\(k).png").path
+            try utils.saveImage(x, path, nrow: a["nrow"] as? Int ?? 8, padding: a["padding"] as? Int ?? 2,
+                                normalize: a["normalize"] as? Bool ?? false)
+            assertImagesClose(try io.readImage(path), expected, atol: 0, "PNG round trip")
         }
     }
 
