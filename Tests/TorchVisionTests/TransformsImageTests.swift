@@ -57,7 +57,7 @@ final class TransformsImageTests: XCTestCase {
         let direct = transforms.ToTensor()(photo)
         XCTAssertEqual(direct.shape, [3, 17, 23])
         XCTAssertEqual(transforms.PILToTensor()(photo).toArray(as: UInt8.self), TransformsFixture.image.toArray(as: UInt8.self))
-        let picture: Image = transforms.ToPILImage()(TransformsFixture.floatImage)
+        let picture = transforms.ToPILImage()(TransformsFixture.floatImage)
         XCTAssertEqual(picture.mode, .RGB)
         XCTAssertEqual(picture.size.width, 23)
         let grey: Image = transforms.Compose([transforms.Grayscale(), transforms.RandomHorizontalFlip(p: 1)])(photo)

@@ -31,9 +31,6 @@ extension transforms {
 
         public init(mode: Image.Mode? = nil) { self.mode = mode }
 
-        /// The picture's uint8 C×H×W pixels.
-        public func callAsFunction(_ input: Tensor) -> Tensor { transforms.functional.toPILImagePixels(input, mode: mode?.rawValue) }
-
         public func apply(_ sample: Sample) -> Sample {
             switch sample {
             case .image(let pixels):
@@ -46,6 +43,12 @@ extension transforms {
 
         public var description: String { mode.map { "ToPILImage(mode=\($0.rawValue))" } ?? "ToPILImage()" }
     }
+}
+
+extension transforms.Transform where Self == transforms.ToPILImage {
+    /// The picture's uint8 C×H×W pixels (the tensor form `Transform` needs; calling a `ToPILImage` on a
+    /// tensor gives an `Image`, which this protocol-extension form leaves as the preferred overload).
+    public func callAsFunction(_ input: Tensor) -> Tensor { transforms.functional.toPILImagePixels(input, mode: self.mode?.rawValue) }
 }
 
 extension transforms.functional {

@@ -205,6 +205,14 @@ extension transforms {
             return TF.resizedCrop(input, i, j, h, w, size, interpolation: interpolation, antialias: antialias)
         }
 
+        /// A picture is resized as Pillow resizes: always antialiased, NEAREST sampling under pixel centres.
+        public func apply(_ sample: Sample) -> Sample {
+            guard case .image(let pixels) = sample else { return .tensor(callAsFunction(sample.value)) }
+            let (i, j, h, w) = Self.getParams(pixels, scale: scale, ratio: ratio)
+            let mode: InterpolationMode = interpolation == .nearest ? .nearestExact : interpolation
+            return .image(TF.resizedCrop(pixels, i, j, h, w, size, interpolation: mode, antialias: true))
+        }
+
         public var description: String {
             "RandomResizedCrop(size=\(PyRepr.tuple(size)), scale=\(PyRepr.tuple([PyRepr.round4(scale.0), PyRepr.round4(scale.1)])), "
                 + "ratio=\(PyRepr.tuple([PyRepr.round4(ratio.0), PyRepr.round4(ratio.1)])), interpolation=\(interpolation), antialias=\(PyRepr.bool(antialias)))"
