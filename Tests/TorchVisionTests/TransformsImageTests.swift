@@ -48,6 +48,19 @@ final class TransformsImageTests: XCTestCase {
         }
     }
 
+    func testFunctionalOpsOnImagesAgreeWithTheTransforms() {
+        let fixture = Dictionary(uniqueKeysWithValues: TransformsFixture.of("pil").map { ($0["name"] as! String, TransformsFixture.tensor($0["output"]!)) })
+        typealias TF = transforms.functional
+        assertImagesClose(TF.rotate(photo, 30, interpolation: .bilinear).tensor(), fixture["rotate"]!, atol: 0, "rotate")
+        assertImagesClose(TF.rotate(photo, -40, expand: true).tensor(), fixture["rotate_nearest_expand"]!, atol: 0, "rotate expand")
+        assertImagesClose(TF.resize(photo, [12], interpolation: .nearest).tensor(), fixture["resize_nearest"]!, atol: 0, "resize")
+        assertImagesClose(TF.centerCrop(photo, [10, 12]).tensor(), fixture["center_crop"]!, atol: 0, "center crop")
+        assertImagesClose(TF.hflip(photo).tensor(), fixture["hflip"]!, atol: 0, "hflip")
+        assertImagesClose(TF.adjustBrightness(photo, 1.3).tensor(), fixture["brightness"]!, atol: 1, "brightness")
+        XCTAssertEqual(TF.rotate(photo, 180).tensor().toArray(as: UInt8.self),
+                       TransformsFixture.image.flip(1, 2).contiguous().toArray(as: UInt8.self))
+    }
+
     func testPipelinesFromImageToTensor() {
         let t = transforms.Compose([transforms.Resize(12), transforms.CenterCrop(10), transforms.ToTensor(),
                                     transforms.Normalize([0.5, 0.5, 0.5], [0.5, 0.5, 0.5])])

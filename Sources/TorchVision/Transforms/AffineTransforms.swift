@@ -45,9 +45,9 @@ extension transforms {
         /// A picture is rotated the way Pillow rotates it (fill `fill`), as torchvision does for PIL images.
         public func apply(_ sample: Sample) -> Sample {
             guard case .image(let pixels) = sample else { return .tensor(callAsFunction(sample.value)) }
-            precondition(interpolation != .bicubic, "RandomRotation: bicubic is not supported here for images, use nearest or bilinear")
             let angle = Self.getParams(degrees)
-            return .image(PillowGeometry.rotate(pixels, angle, bilinear: interpolation == .bilinear, expand: expand, center: center, fill: fill))
+            return .image(functional.rotate(Image(tensor: pixels), angle, interpolation: interpolation, expand: expand,
+                                            center: center, fill: fill).tensor())
         }
 
         public var description: String {
@@ -124,14 +124,11 @@ extension transforms {
         /// A picture is warped the way Pillow warps it (fill `fill`), as torchvision does for PIL images.
         public func apply(_ sample: Sample) -> Sample {
             guard case .image(let pixels) = sample else { return .tensor(callAsFunction(sample.value)) }
-            precondition(interpolation != .bicubic, "RandomAffine: bicubic is not supported here for images, use nearest or bilinear")
             let (w, h) = (pixels.shape[2], pixels.shape[1])
             let (angle, t, s, sh) = Self.getParams(degrees: degrees, translate: translate, scaleRanges: scale, shears: shear,
                                                    imageSize: (w, h))
-            let c = center.map { (Double($0[0]), Double($0[1])) } ?? (Double(w) * 0.5, Double(h) * 0.5)
-            let m = functional.inverseAffineMatrix(center: c, angle: angle, translate: (Double(t.0), Double(t.1)), scale: s, shear: sh)
-            return .image(PillowGeometry.transform(pixels, outWidth: w, outHeight: h, coefficients: m,
-                                                   bilinear: interpolation == .bilinear, fill: fill))
+            return .image(functional.affine(Image(tensor: pixels), angle: angle, translate: [t.0, t.1], scale: s, shear: [sh.0, sh.1],
+                                            interpolation: interpolation, fill: fill, center: center).tensor())
         }
 
         public var description: String {
@@ -184,13 +181,9 @@ extension transforms {
         /// A picture is warped the way Pillow warps it (fill `fill`), as torchvision does for PIL images.
         public func apply(_ sample: Sample) -> Sample {
             guard case .image(let pixels) = sample else { return .tensor(callAsFunction(sample.value)) }
-            precondition(interpolation != .bicubic, "RandomPerspective: bicubic is not supported here for images, use nearest or bilinear")
             guard RandomDraw.chance(p) else { return sample }
-            let (w, h) = (pixels.shape[2], pixels.shape[1])
-            let (start, end) = Self.getParams(width: w, height: h, distortionScale: distortionScale)
-            let c = functional.perspectiveCoefficients(start, end)
-            return .image(PillowGeometry.transform(pixels, outWidth: w, outHeight: h, coefficients: c,
-                                                   bilinear: interpolation == .bilinear, fill: fill))
+            let (start, end) = Self.getParams(width: pixels.shape[2], height: pixels.shape[1], distortionScale: distortionScale)
+            return .image(functional.perspective(Image(tensor: pixels), start, end, interpolation: interpolation, fill: fill).tensor())
         }
 
         public var description: String { "RandomPerspective(p=\(PyRepr.float(p)))" }

@@ -1,0 +1,87 @@
+import Torch
+
+/// `transforms.functional` on PIL-style pictures, as torchvision's functional ops take PIL images:
+/// resizing always antialiases and NEAREST samples under pixel centres (Pillow's behaviour); rotations,
+/// affine and perspective warps sample the way Pillow does; the rest work on the picture's pixels with the
+/// tensor kernels (within a grey level of Pillow's enhancers).
+extension transforms.functional {
+    private static func onPixels(_ img: Image, _ f: (Tensor) -> Tensor) -> Image { Image(tensor: f(img.tensor())) }
+
+    /// Resizes a picture (`[h, w]`, or `[s]` for the smaller edge) as Pillow does.
+    public static func resize(_ img: Image, _ size: [Int], interpolation: transforms.InterpolationMode = .bilinear,
+                              maxSize: Int? = nil) -> Image {
+        let mode: transforms.InterpolationMode = interpolation == .nearest ? .nearestExact : interpolation
+        return onPixels(img) { resize($0, size, interpolation: mode, maxSize: maxSize, antialias: true) }
+    }
+
+    /// The `height`×`width` region at (`top`, `left`), zero outside the picture.
+    public static func crop(_ img: Image, _ top: Int, _ left: Int, _ height: Int, _ width: Int) -> Image {
+        onPixels(img) { crop($0, top, left, height, width) }
+    }
+
+    /// The centre `outputSize` region.
+    public static func centerCrop(_ img: Image, _ outputSize: [Int]) -> Image { onPixels(img) { centerCrop($0, outputSize) } }
+
+    /// `crop` then `resize`.
+    public static func resizedCrop(_ img: Image, _ top: Int, _ left: Int, _ height: Int, _ width: Int, _ size: [Int],
+                                   interpolation: transforms.InterpolationMode = .bilinear) -> Image {
+        resize(crop(img, top, left, height, width), size, interpolation: interpolation)
+    }
+
+    /// Mirrors left to right.
+    public static func hflip(_ img: Image) -> Image { onPixels(img) { hflip($0) } }
+
+    /// Mirrors top to bottom.
+    public static func vflip(_ img: Image) -> Image { onPixels(img) { vflip($0) } }
+
+    /// Pads the picture's borders (see the tensor `pad`).
+    public static func pad(_ img: Image, _ padding: [Int], fill: Double = 0, paddingMode: transforms.PaddingMode = .constant) -> Image {
+        onPixels(img) { pad($0, padding, fill: fill, paddingMode: paddingMode) }
+    }
+
+    /// Rotates counter-clockwise as Pillow's `Image.rotate` does (`center` in pixels, default the centre).
+    public static func rotate(_ img: Image, _ angle: Double, interpolation: transforms.InterpolationMode = .nearest,
+                              expand: Bool = false, center: [Int]? = nil, fill: [Double] = [0]) -> Image {
+        precondition(interpolation == .nearest || interpolation == .bilinear, "rotate: use nearest or bilinear interpolation for images")
+        return onPixels(img) { PillowGeometry.rotate($0, angle, bilinear: interpolation == .bilinear, expand: expand, center: center, fill: fill) }
+    }
+
+    /// The affine warp of `affine(_:angle:translate:scale:shear:)` sampled as Pillow's `Image.transform` does.
+    public static func affine(_ img: Image, angle: Double, translate: [Int], scale: Double, shear: [Double],
+                              interpolation: transforms.InterpolationMode = .nearest, fill: [Double] = [0], center: [Int]? = nil) -> Image {
+        precondition(interpolation == .nearest || interpolation == .bilinear, "affine: use nearest or bilinear interpolation for images")
+        precondition(translate.count == 2 && (shear.count == 1 || shear.count == 2), "affine: translate needs 2 values and shear 1 or 2")
+        let c = center.map { (Double($0[0]), Double($0[1])) } ?? (Double(img.width) * 0.5, Double(img.height) * 0.5)
+        let m = inverseAffineMatrix(center: c, angle: angle, translate: (Double(translate[0]), Double(translate[1])), scale: scale,
+                                    shear: (shear[0], shear.count == 2 ? shear[1] : 0))
+        return onPixels(img) {
+            PillowGeometry.transform($0, outWidth: img.width, outHeight: img.height, coefficients: m,
+                                     bilinear: interpolation == .bilinear, fill: fill)
+        }
+    }
+
+    /// The perspective warp taking `startpoints` to `endpoints`, sampled as Pillow does.
+    public static func perspective(_ img: Image, _ startpoints: [[Int]], _ endpoints: [[Int]],
+                                   interpolation: transforms.InterpolationMode = .bilinear, fill: [Double] = [0]) -> Image {
+        precondition(interpolation == .nearest || interpolation == .bilinear, "perspective: use nearest or bilinear interpolation for images")
+        let c = perspectiveCoefficients(startpoints, endpoints)
+        return onPixels(img) {
+            PillowGeometry.transform($0, outWidth: img.width, outHeight: img.height, coefficients: c,
+                                     bilinear: interpolation == .bilinear, fill: fill)
+        }
+    }
+
+    /// Brightness of a picture (see the tensor `adjustBrightness`).
+    public static func adjustBrightness(_ img: Image, _ factor: Double) -> Image { onPixels(img) { adjustBrightness($0, factor) } }
+    /// Contrast of a picture (see the tensor `adjustContrast`).
+    public static func adjustContrast(_ img: Image, _ factor: Double) -> Image { onPixels(img) { adjustContrast($0, factor) } }
+    /// Saturation of a picture (see the tensor `adjustSaturation`).
+    public static func adjustSaturation(_ img: Image, _ factor: Double) -> Image { onPixels(img) { adjustSaturation($0, factor) } }
+    /// Hue of a picture (see the tensor `adjustHue`).
+    public static func adjustHue(_ img: Image, _ factor: Double) -> Image { onPixels(img) { adjustHue($0, factor) } }
+
+    /// Gaussian blur of a picture (torchvision blurs PIL images through the tensor kernel too).
+    public static func gaussianBlur(_ img: Image, kernelSize: [Int], sigma: [Double]? = nil) -> Image {
+        onPixels(img) { gaussianBlur($0, kernelSize: kernelSize, sigma: sigma) }
+    }
+}
