@@ -76,5 +76,9 @@ final class TransformsImageTests: XCTestCase {
         let grey: Image = transforms.Compose([transforms.Grayscale(), transforms.RandomHorizontalFlip(p: 1)])(photo)
         XCTAssertEqual(grey.mode, .L)
         XCTAssertEqual(transforms.ToPILImage(mode: .L).description, "ToPILImage(mode=L)")
+        let asFloat: Tensor = transforms.Lambda { $0.to(.float32) }(photo)
+        XCTAssertEqual(asFloat.dtype, .float32)
+        let inverted: Image = transforms.Lambda { 255 - $0 }(photo)
+        XCTAssertEqual(inverted.getpixel(0, 0).map { 255 - Int($0) }, photo.getpixel(0, 0).map { Int($0) })
     }
 }
