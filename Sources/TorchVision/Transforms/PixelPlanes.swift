@@ -133,28 +133,37 @@ extension PixelPlanes {
     func resampled(rows fy: AxisFilter, cols fx: AxisFilter, outHeight: Int, outWidth: Int) -> PixelPlanes {
         var out = PixelPlanes(lead: lead, height: outHeight, width: outWidth)
         var tmp = [Double](repeating: 0, count: height * outWidth)
+        let (tx, ty) = (fx.taps, fy.taps)
         data.withUnsafeBufferPointer { src in
-            out.data.withUnsafeMutableBufferPointer { dst in
-                for p in 0..<count {
-                    let s = src.baseAddress! + p * height * width
-                    for y in 0..<height {
-                        for x in 0..<outWidth {
-                            var acc = 0.0
-                            for k in 0..<fx.taps { acc += fx.weight[x * fx.taps + k] * s[y * width + fx.index[x * fx.taps + k]] }
-                            tmp[y * outWidth + x] = acc
-                        }
+        out.data.withUnsafeMutableBufferPointer { dst in
+        tmp.withUnsafeMutableBufferPointer { mid in
+        fx.index.withUnsafeBufferPointer { xi in fx.weight.withUnsafeBufferPointer { xw in
+        fy.index.withUnsafeBufferPointer { yi in fy.weight.withUnsafeBufferPointer { yw in
+            for p in 0..<count {
+                // Rows: each input row resampled to outWidth columns.
+                let s = src.baseAddress! + p * height * width
+                for y in 0..<height {
+                    let row = s + y * width
+                    for x in 0..<outWidth {
+                        var acc = 0.0
+                        for k in 0..<tx { acc += xw[x * tx + k] * row[xi[x * tx + k]] }
+                        mid[y * outWidth + x] = acc
                     }
-                    let d = dst.baseAddress! + p * outHeight * outWidth
-                    for y in 0..<outHeight {
-                        for x in 0..<outWidth {
-                            var acc = 0.0
-                            for k in 0..<fy.taps { acc += fy.weight[y * fy.taps + k] * tmp[fy.index[y * fy.taps + k] * outWidth + x] }
-                            d[y * outWidth + x] = acc
-                        }
+                }
+                // Columns: each output row is a weighted sum of intermediate rows.
+                let d = dst.baseAddress! + p * outHeight * outWidth
+                for y in 0..<outHeight {
+                    let outRow = d + y * outWidth
+                    for x in 0..<outWidth { outRow[x] = 0 }
+                    for k in 0..<ty {
+                        let wgt = yw[y * ty + k]
+                        if wgt == 0 { continue }
+                        let inRow = mid.baseAddress! + yi[y * ty + k] * outWidth
+                        for x in 0..<outWidth { outRow[x] += wgt * inRow[x] }
                     }
                 }
             }
-        }
+        } } } } } } }
         return out
     }
 
