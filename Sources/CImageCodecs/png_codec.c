@@ -42,6 +42,9 @@ static void ic_png_configure(png_structp png, png_infop info, int mode, int bit_
 
     if (color_type == PNG_COLOR_TYPE_GRAY && bit_depth < 8) png_set_expand_gray_1_2_4_to_8(png);
     switch (mode) {
+    case IC_MODE_UNCHANGED:
+        if (is_palette && bit_depth < 8) png_set_packing(png);   // one palette index per byte
+        break;
     case IC_MODE_GRAY:
         if (color_type == PNG_COLOR_TYPE_GRAY) break;
         if (is_palette) png_set_palette_to_rgb(png);
@@ -110,6 +113,10 @@ int ic_png_decode(const uint8_t *data, size_t size, int mode, uint64_t max_pixel
     png_set_read_fn(png, &src, ic_png_read);
     // Our own limit on pixels replaces libpng's 1,000,000-per-side default.
     png_set_user_limits(png, 0x7fffffff, 0x7fffffff);
+    // Colour-space chunks are ignored, as in torchvision: with them libpng would convert RGB to grey in
+    // linear light, giving other values than torchvision's plain weighted sum.
+    static const png_byte colour_chunks[] = "gAMA\0sRGB\0iCCP\0cHRM\0";
+    png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, colour_chunks, 4);
     png_read_info(png, info);
 
     png_uint_32 width = 0, height = 0;
