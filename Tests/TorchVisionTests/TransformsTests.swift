@@ -196,6 +196,23 @@ final class TransformsTests: XCTestCase {
         XCTAssertEqual(padded(.symmetric), [2, 1, 1, 2, 3, 4, 4, 3])
     }
 
+    func testTinyImagesDoNotBreakTheKernels() {
+        let one = torch.full([3, 1, 1], 7.0, dtype: .uint8)
+        for mode in [transforms.InterpolationMode.nearest, .nearestExact, .bilinear, .bicubic] {
+            for aa in [true, false] {
+                XCTAssertEqual(TF.resize(one, [3, 4], interpolation: mode, antialias: aa).toArray(as: Double.self),
+                               [Double](repeating: 7, count: 36), "\(mode) antialias \(aa)")
+            }
+        }
+        let five = torch.arange(25, dtype: .float32).view(1, 5, 5)
+        XCTAssertEqual(TF.resize(five, [1, 1]).item(), 12, accuracy: 1e-5)
+        XCTAssertEqual(TF.rotate(one, 33, interpolation: .bilinear).shape, [3, 1, 1])
+        XCTAssertEqual(TF.crop(five, 1, 1, 0, 3).shape, [1, 0, 3])
+        XCTAssertEqual(TF.pad(five, [0, 2], paddingMode: .symmetric).shape, [1, 9, 5])
+        torch.manualSeed(3)
+        XCTAssertEqual(transforms.RandomResizedCrop(4)(one).shape, [3, 4, 4])
+    }
+
     func testResizeOutputSizes() {
         XCTAssertTrue(TF.resizedOutputSize(height: 17, width: 23, [12]) == (12, 16))
         XCTAssertTrue(TF.resizedOutputSize(height: 17, width: 23, [15], maxSize: 18) == (13, 18))
