@@ -70,6 +70,22 @@ extension transforms {
             return img
         }
 
+        /// A picture is adjusted the way Pillow adjusts it, as torchvision does for PIL images.
+        public func apply(_ sample: Sample) -> Sample {
+            guard case .image(let pixels) = sample else { return .tensor(callAsFunction(sample.value)) }
+            let (order, b, c, s, h) = Self.getParams(brightness: brightness, contrast: contrast, saturation: saturation, hue: hue)
+            var img = Image(tensor: pixels)
+            for fn in order {
+                switch fn {
+                case 0: if let b { img = TF.adjustBrightness(img, b) }
+                case 1: if let c { img = TF.adjustContrast(img, c) }
+                case 2: if let s { img = TF.adjustSaturation(img, s) }
+                default: if let h { img = TF.adjustHue(img, h) }
+                }
+            }
+            return .image(img.tensor())
+        }
+
         public var description: String {
             func r(_ v: (Double, Double)?) -> String { v.map { PyRepr.tuple([$0.0, $0.1]) } ?? "None" }
             return "ColorJitter(brightness=\(r(brightness)), contrast=\(r(contrast)), saturation=\(r(saturation)), hue=\(r(hue)))"

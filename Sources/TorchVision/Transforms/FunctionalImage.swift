@@ -2,8 +2,8 @@ import Torch
 
 /// `transforms.functional` on PIL-style pictures, as torchvision's functional ops take PIL images:
 /// resizing always antialiases and NEAREST samples under pixel centres (Pillow's behaviour); rotations,
-/// affine and perspective warps sample the way Pillow does; the rest work on the picture's pixels with the
-/// tensor kernels (within a grey level of Pillow's enhancers).
+/// affine and perspective warps sample the way Pillow does, and so do the colour adjustments; the rest
+/// work on the picture's pixels with the tensor kernels, as torchvision does for PIL images.
 extension transforms.functional {
     private static func onPixels(_ img: Image, _ f: (Tensor) -> Tensor) -> Image { Image(tensor: f(img.tensor())) }
 
@@ -71,14 +71,26 @@ extension transforms.functional {
         }
     }
 
-    /// Brightness of a picture (see the tensor `adjustBrightness`).
-    public static func adjustBrightness(_ img: Image, _ factor: Double) -> Image { onPixels(img) { adjustBrightness($0, factor) } }
-    /// Contrast of a picture (see the tensor `adjustContrast`).
-    public static func adjustContrast(_ img: Image, _ factor: Double) -> Image { onPixels(img) { adjustContrast($0, factor) } }
-    /// Saturation of a picture (see the tensor `adjustSaturation`).
-    public static func adjustSaturation(_ img: Image, _ factor: Double) -> Image { onPixels(img) { adjustSaturation($0, factor) } }
-    /// Hue of a picture (see the tensor `adjustHue`).
-    public static func adjustHue(_ img: Image, _ factor: Double) -> Image { onPixels(img) { adjustHue($0, factor) } }
+    /// Brightness of a picture, as Pillow's `ImageEnhance.Brightness` (what torchvision uses for PIL images).
+    public static func adjustBrightness(_ img: Image, _ factor: Double) -> Image {
+        precondition(factor >= 0, "brightness_factor (\(factor)) is not non-negative.")
+        return onPixels(img) { PillowColor.brightness($0, factor) }
+    }
+    /// Contrast of a picture, as Pillow's `ImageEnhance.Contrast` (blend with the rounded mean luma).
+    public static func adjustContrast(_ img: Image, _ factor: Double) -> Image {
+        precondition(factor >= 0, "contrast_factor (\(factor)) is not non-negative.")
+        return onPixels(img) { PillowColor.contrast($0, factor) }
+    }
+    /// Saturation of a picture, as Pillow's `ImageEnhance.Color` (blend with the luma picture).
+    public static func adjustSaturation(_ img: Image, _ factor: Double) -> Image {
+        precondition(factor >= 0, "saturation_factor (\(factor)) is not non-negative.")
+        return onPixels(img) { PillowColor.saturation($0, factor) }
+    }
+    /// Hue of a picture, shifted in Pillow's 8-bit HSV as torchvision does for PIL images.
+    public static func adjustHue(_ img: Image, _ factor: Double) -> Image {
+        precondition(factor >= -0.5 && factor <= 0.5, "hue_factor (\(factor)) is not in [-0.5, 0.5].")
+        return onPixels(img) { PillowColor.hue($0, factor) }
+    }
 
     /// Gaussian blur of a picture (torchvision blurs PIL images through the tensor kernel too).
     public static func gaussianBlur(_ img: Image, kernelSize: [Int], sigma: [Double]? = nil) -> Image {
