@@ -7,11 +7,17 @@ import Torch
 extension transforms.functional {
     private static func onPixels(_ img: Image, _ f: (Tensor) -> Tensor) -> Image { Image(tensor: f(img.tensor())) }
 
-    /// Resizes a picture (`[h, w]`, or `[s]` for the smaller edge) as Pillow does.
+    /// Resizes a picture (`[h, w]`, or `[s]` for the smaller edge) as Pillow does: NEAREST under pixel
+    /// centres, BILINEAR and BICUBIC antialiased in Pillow's fixed point.
     public static func resize(_ img: Image, _ size: [Int], interpolation: transforms.InterpolationMode = .bilinear,
                               maxSize: Int? = nil) -> Image {
-        let mode: transforms.InterpolationMode = interpolation == .nearest ? .nearestExact : interpolation
-        return onPixels(img) { resize($0, size, interpolation: mode, maxSize: maxSize, antialias: true) }
+        let (oh, ow) = resizedOutputSize(height: img.height, width: img.width, size, maxSize: maxSize)
+        if oh == img.height && ow == img.width { return img }
+        switch interpolation {
+        case .nearest, .nearestExact: return onPixels(img) { resize($0, [oh, ow], interpolation: .nearestExact) }
+        case .bilinear, .bicubic:
+            return onPixels(img) { PillowGeometry.resize($0, height: oh, width: ow, cubic: interpolation == .bicubic) }
+        }
     }
 
     /// The `height`×`width` region at (`top`, `left`), zero outside the picture.

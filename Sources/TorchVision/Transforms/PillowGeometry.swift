@@ -84,3 +84,41 @@ enum PillowGeometry {
         return transform(pixels, outWidth: ow, outHeight: oh, coefficients: m, bilinear: bilinear, fill: fill)
     }
 }
+
+extension PillowGeometry {
+    /// Pillow's `Image.resize` with BILINEAR or BICUBIC: the antialiased separable filter in 22-bit fixed
+    /// point, columns first, each pass rounded back to bytes (which is where Pillow and the float tensor
+    /// kernel part by a grey level). `pixels` is uint8 C×H×W.
+    static func resize(_ pixels: Tensor, height oh: Int, width ow: Int, cubic: Bool) -> Tensor {
+        let precision = 22
+        var planes = PixelPlanes(pixels, op: "Image.resize")
+        func pass(_ filter: AxisFilter, along horizontal: Bool, outSize: Int) {
+            let (h, w) = (planes.height, planes.width)
+            let fixed = filter.weight.map { w -> Int in
+                let scaled = w * Double(1 << precision)
+                return Int(scaled < 0 ? scaled - 0.5 : scaled + 0.5)
+            }
+            let (nh, nw) = horizontal ? (h, outSize) : (outSize, w)
+            var out = PixelPlanes(lead: planes.lead, height: nh, width: nw)
+            for p in 0..<planes.count {
+                let src = p * h * w, dst = p * nh * nw
+                for y in 0..<nh {
+                    for x in 0..<nw {
+                        let o = horizontal ? x : y
+                        var acc = 1 << (precision - 1)
+                        for k in 0..<filter.taps {
+                            let i = filter.index[o * filter.taps + k]
+                            let v = horizontal ? planes.data[src + y * w + i] : planes.data[src + i * w + x]
+                            acc += Int(v) * fixed[o * filter.taps + k]
+                        }
+                        out.data[dst + y * nw + x] = Double(min(max(acc >> precision, 0), 255))
+                    }
+                }
+            }
+            planes = out
+        }
+        if ow != planes.width { pass(.antialiased(planes.width, ow, cubic: cubic), along: true, outSize: ow) }
+        if oh != planes.height { pass(.antialiased(planes.height, oh, cubic: cubic), along: false, outSize: oh) }
+        return planes.tensor(.uint8)
+    }
+}

@@ -38,8 +38,7 @@ extension transforms {
         /// A picture is resized as Pillow resizes: always antialiased, NEAREST sampling under pixel centres.
         public func apply(_ sample: Sample) -> Sample {
             guard case .image(let pixels) = sample else { return .tensor(callAsFunction(sample.value)) }
-            let mode: InterpolationMode = interpolation == .nearest ? .nearestExact : interpolation
-            return .image(TF.resize(pixels, size, interpolation: mode, maxSize: maxSize, antialias: true))
+            return .image(TF.resize(Image(tensor: pixels), size, interpolation: interpolation, maxSize: maxSize).tensor())
         }
 
         public var description: String {
@@ -209,8 +208,7 @@ extension transforms {
         public func apply(_ sample: Sample) -> Sample {
             guard case .image(let pixels) = sample else { return .tensor(callAsFunction(sample.value)) }
             let (i, j, h, w) = Self.getParams(pixels, scale: scale, ratio: ratio)
-            let mode: InterpolationMode = interpolation == .nearest ? .nearestExact : interpolation
-            return .image(TF.resizedCrop(pixels, i, j, h, w, size, interpolation: mode, antialias: true))
+            return .image(TF.resizedCrop(Image(tensor: pixels), i, j, h, w, size, interpolation: interpolation).tensor())
         }
 
         public var description: String {
