@@ -30,6 +30,12 @@ final class TransformsImageTests: XCTestCase {
         case "resize_down_bicubic": return pixels(transforms.Resize(7, interpolation: .bicubic))
         case "resize_width_only": return pixels(transforms.Resize([17, 40]))
         case "random_resized_crop": return pixels(transforms.RandomResizedCrop(11))
+        case "sharpness": return pixels(transforms.RandomAdjustSharpness(sharpnessFactor: 2.5, p: 1))
+        case "blur_sharpness": return pixels(transforms.RandomAdjustSharpness(sharpnessFactor: 0.2, p: 1))
+        case "autocontrast": return pixels(transforms.RandomAutocontrast(p: 1))
+        case "equalize": return pixels(transforms.RandomEqualize(p: 1))
+        case _ where name.hasPrefix("randaugment_"): return pixels(transforms.RandAugment(numOps: 3, magnitude: 12))
+        case _ where name.hasPrefix("trivialaugment_"): return pixels(transforms.TrivialAugmentWide())
         case "jitter": return pixels(transforms.ColorJitter(brightness: 0.4, contrast: 0.4, saturation: 0.4, hue: 0.1))
         case "jitter2": return pixels(transforms.ColorJitter(brightness: 0.5, contrast: 0.6, saturation: 0.7, hue: 0.3))
         case "contrast": return pixels(transforms.ColorJitter(brightnessRange: nil, contrastRange: (1.7, 1.7)))
@@ -46,7 +52,7 @@ final class TransformsImageTests: XCTestCase {
 
     func testImagesMatchTorchvisionOnPILImages() {
         let cases = TransformsFixture.of("pil")
-        XCTAssertEqual(cases.count, 29)
+        XCTAssertEqual(cases.count, 41)
         for c in cases {
             let name = c["name"] as! String
             torch.manualSeed(UInt64(c["seed"] as? Int ?? 0))

@@ -98,6 +98,22 @@ extension transforms.functional {
         return onPixels(img) { PillowColor.hue($0, factor) }
     }
 
+    /// Sharpness of a picture, as Pillow's `ImageEnhance.Sharpness`.
+    public static func adjustSharpness(_ img: Image, _ factor: Double) -> Image {
+        precondition(factor >= 0, "sharpness_factor (\(factor)) is not non-negative.")
+        return onPixels(img) { PillowColor.sharpness($0, factor) }
+    }
+    /// Each band stretched to 0…255, as Pillow's `ImageOps.autocontrast`.
+    public static func autocontrast(_ img: Image) -> Image { onPixels(img) { PillowColor.autocontrast($0) } }
+    /// `255 - x` per colour byte.
+    public static func invert(_ img: Image) -> Image { onPixels(img) { invert($0) } }
+    /// Keeps the top `bits` bits of every byte.
+    public static func posterize(_ img: Image, _ bits: Int) -> Image { onPixels(img) { posterize($0, bits) } }
+    /// Inverts the bytes at or above `threshold`.
+    public static func solarize(_ img: Image, _ threshold: Double) -> Image { onPixels(img) { solarize($0, threshold) } }
+    /// Equalises each band's histogram (Pillow's and torchvision's rule are the same).
+    public static func equalize(_ img: Image) -> Image { onPixels(img) { equalize($0) } }
+
     /// Gaussian blur of a picture (torchvision blurs PIL images through the tensor kernel too).
     public static func gaussianBlur(_ img: Image, kernelSize: [Int], sigma: [Double]? = nil) -> Image {
         onPixels(img) { gaussianBlur($0, kernelSize: kernelSize, sigma: sigma) }

@@ -7,7 +7,7 @@ import Torch
 enum PillowColor {
     /// Pillow's `Image.blend(degenerate, image, alpha)`: `d + alpha * (x - d)` in float32, clipped to
     /// 0…255 and truncated, per byte; alpha bands are left as they are.
-    private static func blend(_ pixels: Tensor, degenerate: (Int, Int) -> Double, alpha: Double) -> Tensor {
+    static func blend(_ pixels: Tensor, degenerate: (Int, Int) -> Double, alpha: Double) -> Tensor {
         var planes = PixelPlanes(pixels, op: "ImageEnhance")
         let n = planes.height * planes.width, a = Float(alpha)
         let colourBands = planes.count == 4 ? 3 : planes.count
@@ -93,5 +93,51 @@ enum PillowColor {
         case 4: return (t, p, v)
         default: return (v, p, q)
         }
+    }
+}
+
+extension PillowColor {
+    /// Pillow's `ImageEnhance.Sharpness`: blend with `ImageFilter.SMOOTH` (3×3 kernel, centre 5, over 13,
+    /// float32 sums rounded to bytes, the border rows and columns copied).
+    static func sharpness(_ pixels: Tensor, _ factor: Double) -> Tensor {
+        let planes = PixelPlanes(pixels, op: "adjust_sharpness")
+        let (h, w) = (planes.height, planes.width)
+        var smooth = planes
+        let edge = Float(1) / 13, centre = Float(5) / 13
+        let colourBands = planes.count == 4 ? 3 : planes.count
+        if h > 2 && w > 2 {
+            for b in 0..<colourBands {
+                let base = b * h * w
+                func px(_ y: Int, _ x: Int) -> Float { Float(planes.data[base + y * w + x]) }
+                for y in 1..<(h - 1) {
+                    for x in 1..<(w - 1) {
+                        var ss: Float = 0
+                        ss += px(y + 1, x - 1) * edge + px(y + 1, x) * edge + px(y + 1, x + 1) * edge
+                        ss += px(y, x - 1) * edge + px(y, x) * centre + px(y, x + 1) * edge
+                        ss += px(y - 1, x - 1) * edge + px(y - 1, x) * edge + px(y - 1, x + 1) * edge
+                        smooth.data[base + y * w + x] = ss <= 0 ? 0 : (ss >= 255 ? 255 : Double(Int(ss + 0.5)))
+                    }
+                }
+            }
+        }
+        let n = h * w
+        return blend(pixels, degenerate: { b, i in smooth.data[b * n + i] }, alpha: factor)
+    }
+
+    /// Pillow's `ImageOps.autocontrast` (no cutoff): each band's darkest value to 0 and brightest to 255
+    /// through a lookup table computed in double precision and truncated.
+    static func autocontrast(_ pixels: Tensor) -> Tensor {
+        var planes = PixelPlanes(pixels, op: "autocontrast")
+        let n = planes.height * planes.width
+        let colourBands = planes.count == 4 ? 3 : planes.count
+        for b in 0..<colourBands {
+            let band = planes.data[(b * n)..<((b + 1) * n)]
+            guard let lo = band.min(), let hi = band.max(), hi > lo else { continue }
+            let scale = 255.0 / (hi - lo), offset = -lo * scale
+            for i in (b * n)..<((b + 1) * n) {
+                planes.data[i] = Double(min(max(Int(planes.data[i] * scale + offset), 0), 255))
+            }
+        }
+        return planes.tensor(.uint8)
     }
 }

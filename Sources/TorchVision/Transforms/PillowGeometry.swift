@@ -13,6 +13,27 @@ enum PillowGeometry {
         let (h, w, bands) = (planes.height, planes.width, planes.count)
         var out = PixelPlanes(lead: planes.lead, height: outHeight, width: outWidth)
         let fillColor = (0..<bands).map { fill.count == 1 ? fill[0] : fill[$0] }
+        if !bilinear && a.count == 6 && !(a[1] == 0 && a[3] == 0) && fitsFixedPoint(a, outWidth, outHeight) {
+            // Pillow's nearest-neighbour affine fast path: 16.16 fixed point, stepped pixel by pixel.
+            func fix(_ v: Double) -> Int { Int((v * 65536 + 0.5).rounded(.down)) }
+            let (a0, a1, a3, a4) = (fix(a[0]), fix(a[1]), fix(a[3]), fix(a[4]))
+            var (rowX, rowY) = (fix(a[2] + a[1] * 0.5 + a[0] * 0.5), fix(a[5] + a[4] * 0.5 + a[3] * 0.5))
+            for y in 0..<outHeight {
+                var (xx, yy) = (rowX, rowY)
+                for x in 0..<outWidth {
+                    let (xin, yin) = (xx >> 16, yy >> 16)
+                    let inside = xin >= 0 && xin < w && yin >= 0 && yin < h
+                    for b in 0..<bands {
+                        out.data[b * outHeight * outWidth + y * outWidth + x] = inside ? planes.data[b * h * w + yin * w + xin] : fillColor[b]
+                    }
+                    xx += a0
+                    yy += a3
+                }
+                rowX += a1
+                rowY += a4
+            }
+            return out.tensor(.uint8)
+        }
         for y in 0..<outHeight {
             for x in 0..<outWidth {
                 let (px, py) = (Double(x) + 0.5, Double(y) + 0.5)
@@ -50,6 +71,13 @@ enum PillowGeometry {
             }
         }
         return out.tensor(.uint8)
+    }
+
+    /// Whether Pillow's fixed-point affine path applies: every corner maps within ±32768.
+    private static func fitsFixedPoint(_ a: [Double], _ w: Int, _ h: Int) -> Bool {
+        [(0, 0), (w, h), (0, h), (w, 0)].allSatisfy { (x, y) in
+            abs(Double(x) * a[0] + Double(y) * a[1] + a[2]) < 32768 && abs(Double(x) * a[3] + Double(y) * a[4] + a[5]) < 32768
+        }
     }
 
     /// Pillow's `Image.rotate(angle, expand:, center:)`: counter-clockwise degrees about `center` (pixels,

@@ -36,6 +36,43 @@ extension transforms {
             }
         }
 
+        /// Applies the operation to a PIL-style picture the way torchvision does for PIL images (Pillow's
+        /// warps and enhancers).
+        public func apply(_ img: Image, magnitude: Double, interpolation: InterpolationMode, fill: [Double]?) -> Image {
+            let fill = fill ?? [0]
+            switch self {
+            case .identity: return img
+            case .shearX, .shearY:
+                let degrees = atan(magnitude) * 180 / .pi
+                return TF.affine(img, angle: 0, translate: [0, 0], scale: 1, shear: self == .shearX ? [degrees, 0] : [0, degrees],
+                                 interpolation: interpolation, fill: fill, center: [0, 0])
+            case .translateX, .translateY:
+                let t = Int(magnitude)
+                return TF.affine(img, angle: 0, translate: self == .translateX ? [t, 0] : [0, t], scale: 1, shear: [0, 0],
+                                 interpolation: interpolation, fill: fill)
+            case .rotate: return TF.rotate(img, magnitude, interpolation: interpolation, fill: fill)
+            case .brightness: return TF.adjustBrightness(img, 1 + magnitude)
+            case .color: return TF.adjustSaturation(img, 1 + magnitude)
+            case .contrast: return TF.adjustContrast(img, 1 + magnitude)
+            case .sharpness: return TF.adjustSharpness(img, 1 + magnitude)
+            case .posterize: return TF.posterize(img, Int(magnitude))
+            case .solarize: return TF.solarize(img, magnitude)
+            case .autoContrast: return TF.autocontrast(img)
+            case .equalize: return TF.equalize(img)
+            }
+        }
+
+        /// Applies the operation to a picture or a tensor.
+        func apply(_ sample: Sample, magnitude: Double, interpolation: InterpolationMode, fill: [Double]?) -> Sample {
+            switch sample {
+            case .image(let pixels):
+                return .image(apply(Image(tensor: pixels), magnitude: magnitude, interpolation: interpolation, fill: fill).tensor())
+            case .tensor(let t):
+                let c = TF.getDimensions(t)[0]
+                return .tensor(apply(t, magnitude: magnitude, interpolation: interpolation, fill: fill.map { transforms.fillList($0, channels: c) }))
+            }
+        }
+
         /// The `bins` magnitudes of this operation (float32 like torchvision's tables; empty for operations
         /// without one) and whether a random sign applies. `wide` selects TrivialAugmentWide's ranges;
         /// `imageSize` (height, width) scales RandAugment's translations.
@@ -79,18 +116,20 @@ extension transforms {
             self.fill = fill
         }
 
-        public func callAsFunction(_ input: Tensor) -> Tensor {
-            let d = TF.getDimensions(input)
-            let fill = self.fill.map { transforms.fillList($0, channels: d[0]) }
-            var img = input
+        public func callAsFunction(_ input: Tensor) -> Tensor { apply(.tensor(input)).value }
+
+        /// Tensors go through the tensor kernels, pictures through Pillow's, as in torchvision.
+        public func apply(_ sample: Sample) -> Sample {
+            let d = TF.getDimensions(sample.value)
+            var out = sample
             for _ in 0..<numOps {
                 let op = AugmentOp.allCases[RandomDraw.randint(0, AugmentOp.allCases.count)]
                 let (table, signed) = op.magnitudes(bins: numMagnitudeBins, wide: false, imageSize: (d[1], d[2]))
                 var m = table.isEmpty ? 0 : table[magnitude]
                 if signed && RandomDraw.randint(0, 2) != 0 { m = -m }
-                img = op.apply(img, magnitude: m, interpolation: interpolation, fill: fill)
+                out = op.apply(out, magnitude: m, interpolation: interpolation, fill: fill)
             }
-            return img
+            return out
         }
 
         public var description: String {
@@ -112,15 +151,17 @@ extension transforms {
             self.fill = fill
         }
 
-        public func callAsFunction(_ input: Tensor) -> Tensor {
-            let d = TF.getDimensions(input)
-            let fill = self.fill.map { transforms.fillList($0, channels: d[0]) }
+        public func callAsFunction(_ input: Tensor) -> Tensor { apply(.tensor(input)).value }
+
+        /// Tensors go through the tensor kernels, pictures through Pillow's, as in torchvision.
+        public func apply(_ sample: Sample) -> Sample {
+            let d = TF.getDimensions(sample.value)
             let op = AugmentOp.allCases[RandomDraw.randint(0, AugmentOp.allCases.count)]
             let (table, signed) = op.magnitudes(bins: numMagnitudeBins, wide: true, imageSize: (d[1], d[2]))
             // Operations without magnitudes draw nothing more, as in torchvision.
             var m = table.isEmpty ? 0 : table[RandomDraw.randint(0, table.count)]
             if signed && RandomDraw.randint(0, 2) != 0 { m = -m }
-            return op.apply(input, magnitude: m, interpolation: interpolation, fill: fill)
+            return op.apply(sample, magnitude: m, interpolation: interpolation, fill: fill)
         }
 
         public var description: String {

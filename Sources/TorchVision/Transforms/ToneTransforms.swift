@@ -54,6 +54,12 @@ extension transforms {
         }
         public func applyAlways(_ input: Tensor) -> Tensor { TF.adjustSharpness(input, sharpnessFactor) }
         public var reprArguments: String { "sharpness_factor=\(PyRepr.number(sharpnessFactor))," }
+
+        /// A picture is sharpened the way Pillow's `ImageEnhance.Sharpness` does it.
+        public func apply(_ sample: Sample) -> Sample {
+            guard case .image(let pixels) = sample else { return .tensor(callAsFunction(sample.value)) }
+            return RandomDraw.chance(p) ? .image(PillowColor.sharpness(pixels, sharpnessFactor)) : sample
+        }
     }
 
     /// Stretches each channel to the full range with probability `p` (torchvision's `RandomAutocontrast`).
@@ -61,6 +67,12 @@ extension transforms {
         public let p: Double
         public init(p: Double = 0.5) { self.p = p }
         public func applyAlways(_ input: Tensor) -> Tensor { TF.autocontrast(input) }
+
+        /// A picture is stretched the way Pillow's `ImageOps.autocontrast` does it.
+        public func apply(_ sample: Sample) -> Sample {
+            guard case .image(let pixels) = sample else { return .tensor(callAsFunction(sample.value)) }
+            return RandomDraw.chance(p) ? .image(PillowColor.autocontrast(pixels)) : sample
+        }
     }
 
     /// Equalises each channel's histogram with probability `p` (torchvision's `RandomEqualize`).
