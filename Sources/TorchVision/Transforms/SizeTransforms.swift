@@ -230,6 +230,10 @@ extension transforms {
         public init(_ size: Int) { self.init([size]) }
 
         public func callAsFunction(_ input: Tensor) -> Tensor { torch.stack(TF.fiveCrop(input, size)) }
+
+        /// A picture gives its five crops' pixels stacked, a uint8 5×C×h×w tensor (follow with
+        /// `ConvertImageDtype(.float32)` for what `ToTensor` on each crop gives).
+        public func apply(_ sample: Sample) -> Sample { .tensor(callAsFunction(sample.value)) }
         public var description: String { "FiveCrop(size=\(PyRepr.tuple(size)))" }
     }
 
@@ -247,6 +251,9 @@ extension transforms {
         public init(_ size: Int, verticalFlip: Bool = false) { self.init([size], verticalFlip: verticalFlip) }
 
         public func callAsFunction(_ input: Tensor) -> Tensor { torch.stack(TF.tenCrop(input, size, verticalFlip: verticalFlip)) }
+
+        /// A picture gives its ten crops' pixels stacked, a uint8 10×C×h×w tensor.
+        public func apply(_ sample: Sample) -> Sample { .tensor(callAsFunction(sample.value)) }
         public var description: String { "TenCrop(size=\(PyRepr.tuple(size)), vertical_flip=\(PyRepr.bool(verticalFlip)))" }
     }
 
