@@ -6,6 +6,7 @@ import Foundation
 private let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .appendingPathComponent("Fixtures")
 private let cifarRoot = fixtures.appendingPathComponent("cifar").path
+private let variantsRoot = fixtures.appendingPathComponent("mnist_variants").path
 
 private func cases(_ family: String) throws -> [[String: Any]] {
     let data = try Data(contentsOf: fixtures.appendingPathComponent("\(family).json"))
@@ -144,5 +145,46 @@ final class VisionDatasetsTests: XCTestCase {
         XCTAssertTrue(hostile.contains("os.system") && hostile.contains("allow-list"), hostile)
         let labels = errorText { try datasets.CIFAR10(root: "\(cifarRoot)/bad/labels") }
         XCTAssertTrue(labels.contains("2 entries") && labels.contains("3 images"), labels)
+    }
+
+    // MARK: - KMNIST, EMNIST, QMNIST
+
+    func testMNISTVariantsMatchTorchvision() throws {
+        func body(_ repr: String) -> [String] { repr.split(separator: "\n").map(String.init).filter { !$0.contains("Root location") } }
+        var checked = 0
+        for c in try cases("mnist_variants") {
+            let kind = c["kind"] as! String
+            let ds: datasets.MNIST
+            switch kind {
+            case "KMNIST":
+                ds = try datasets.KMNIST(variantsRoot, train: c["train"] as! Bool)
+            case "EMNIST":
+                let split = datasets.EMNIST.Split(rawValue: c["split"] as! String)!
+                ds = try datasets.EMNIST(variantsRoot, split: split, train: c["train"] as! Bool)
+            default:
+                let q = try datasets.QMNIST(variantsRoot, what: datasets.QMNIST.What(rawValue: c["what"] as! String)!,
+                                            compat: c["compat"] as! Bool)
+                XCTAssertEqual(q.count, c["count"] as! Int)
+                if let last = c["lastTarget"] {
+                    if q.compat {
+                        XCTAssertEqual(q[-1].1, last as! Int)
+                    } else {
+                        assertSameValues(q.extendedTarget(-1), tensor(last))
+                        XCTAssertEqual(q[-1].1, Int(q.extendedTarget(-1)[0].item()))
+                    }
+                }
+                ds = q
+            }
+            let what = "\(kind) \(c["split"] ?? c["what"] ?? "") \(c["train"] ?? c["compat"] ?? "")"
+            XCTAssertEqual(ds.classes, c["classes"] as! [String], what)
+            assertSameValues(ds.targets, tensor(c["targets"]!), what)
+            assertSameValues(ds.data, tensor(c["data"]!), what)
+            XCTAssertEqual(body(ds.description), body(c["repr"] as! String), what)
+            checked += 1
+        }
+        XCTAssertEqual(checked, 16)
+        let missing = errorText { try datasets.EMNIST(variantsRoot, split: .byclass, download: true) }
+        XCTAssertTrue(missing.contains("emnist-byclass-train-images-idx3-ubyte") && missing.contains("download: true cannot fetch")
+                      && missing.contains("gzip.zip"), missing)
     }
 }

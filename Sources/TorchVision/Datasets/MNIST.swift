@@ -24,8 +24,8 @@ extension datasets {
     public class MNIST: utils.data.BatchedDataset, CustomStringConvertible {
         /// The images, uint8 N×H×W.
         public let data: Tensor
-        /// The labels, int64 N.
-        public internal(set) var targets: Tensor
+        /// The labels, int64 N (QMNIST: N×8).
+        public let targets: Tensor
         /// The root folder given.
         public let root: String
         /// The training split (true) or the test split.

@@ -74,9 +74,9 @@ extension datasets {
     /// (decompress the `.xz` NIST files first). The label file is IDX int32 N×8: class, NIST
     /// writer and series ids, indices, and so on.
     ///
-    /// `targets` is the int64 N×8 table when `compat` is false and the N class labels when it is true;
-    /// a sample's label is always the class (column 0). ``extendedTarget(_:)`` gives a sample's row of
-    /// eight, which torchvision returns as the target when `compat` is false.
+    /// `targets` is the int64 N×8 table, as in torchvision. A sample's label is the class (column 0),
+    /// which is torchvision's target when `compat` is true; when it is false torchvision returns the
+    /// row of eight, which ``extendedTarget(_:)`` gives here (a sample's label stays an `Int`).
     public final class QMNIST: MNIST {
         /// Which part of QMNIST to read.
         public enum What: String, CaseIterable {
@@ -94,10 +94,9 @@ extension datasets {
 
         /// The part loaded.
         public let what: What
-        /// Whether `targets` holds only the class labels (torchvision's `compat`).
+        /// torchvision's `compat`: samples' targets are the class (true) or the row of eight (false, see
+        /// ``extendedTarget(_:)``).
         public let compat: Bool
-        /// The full label table, int64 N×8.
-        public private(set) var extendedTargets = torch.empty([0, 8], dtype: .int64)
 
         override class var folderName: String { "QMNIST" }
         override class var installHint: String {
@@ -125,8 +124,7 @@ extension datasets {
             guard targets.shape.count == 2 && targets.shape[1] >= 1 else {
                 throw DatasetError.invalidFile(path: root, reason: "QMNIST labels should be N×8, found \(targets.shape)")
             }
-            extendedTargets = targets
-            if compat { targets = extendedTargets.select(1, 0).contiguous() }
+
         }
 
         /// Same as `init(root:...)` with `root` positional.
@@ -139,7 +137,7 @@ extension datasets {
 
         /// The eight label values of sample `index` (int64), torchvision's target when `compat` is false.
         public func extendedTarget(_ index: Int) -> Tensor {
-            extendedTargets.select(0, DatasetSupport.normalize(index, count: count, "QMNIST")).clone()
+            targets.select(0, DatasetSupport.normalize(index, count: count, "QMNIST")).clone()
         }
     }
 }
