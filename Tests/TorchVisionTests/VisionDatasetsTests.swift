@@ -7,6 +7,7 @@ private let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent
     .appendingPathComponent("Fixtures")
 private let cifarRoot = fixtures.appendingPathComponent("cifar").path
 private let variantsRoot = fixtures.appendingPathComponent("mnist_variants").path
+private let photosRoot = fixtures.appendingPathComponent("image_folder/photos").path
 
 private func cases(_ family: String) throws -> [[String: Any]] {
     let data = try Data(contentsOf: fixtures.appendingPathComponent("\(family).json"))
@@ -186,5 +187,74 @@ final class VisionDatasetsTests: XCTestCase {
         let missing = errorText { try datasets.EMNIST(variantsRoot, split: .byclass, download: true) }
         XCTAssertTrue(missing.contains("emnist-byclass-train-images-idx3-ubyte") && missing.contains("download: true cannot fetch")
                       && missing.contains("gzip.zip"), missing)
+    }
+
+    // MARK: - ImageFolder, DatasetFolder, FakeData
+
+    func testImageFolderMatchesTorchvision() throws {
+        let all = try cases("vision_folders")
+        let c = all.first { $0["kind"] as? String == "ImageFolder" }!
+        let ds = try datasets.ImageFolder(root: photosRoot, allowEmpty: true)
+        XCTAssertEqual(ds.classes, c["classes"] as! [String])
+        XCTAssertEqual(ds.classToIdx, c["classToIdx"] as! [String: Int])
+        let expected = (c["samples"] as! [[Any]]).map { "\(photosRoot)/\($0[0] as! String)|\($0[1] as! Int)" }
+        XCTAssertEqual(ds.samples.map { "\($0.path)|\($0.classIndex)" }, expected)
+        XCTAssertEqual(ds.imgs.count, ds.samples.count)
+        XCTAssertEqual(ds.targets, c["targets"] as! [Int])
+        for (i, pixels) in (c["pixels"] as! [Any]).enumerated() {
+            let (x, label) = ds[i]
+            XCTAssertEqual(label, ds.targets[i])
+            // PNGs exactly; the JPEGs within the decoder tolerance of ImageIOTests.
+            let atol: Double = ds.samples[i].path.lowercased().hasSuffix("png") ? 0 : 3
+            assertSameValues(x, tensor(pixels), atol: atol, ds.samples[i].path)
+        }
+        XCTAssertEqual(ds.description.split(separator: "\n").first, "Dataset ImageFolder")
+        let error = errorText { try datasets.ImageFolder(photosRoot) }
+        let tv = all.first { $0["kind"] as? String == "ImageFolderError" }!["message"] as! String
+        XCTAssertTrue(error.contains(tv), error)
+
+        let files = try datasets.DatasetFolder(root: photosRoot, loader: { _ in torch.zeros(1) }, extensions: [".TXT", ".md"],
+                                               allowEmpty: true)
+        let tvFiles = (all.first { $0["kind"] as? String == "DatasetFolder" }!["samples"] as! [[Any]])
+        XCTAssertEqual(files.samples.map { "\($0.path)|\($0.classIndex)" }, tvFiles.map { "\(photosRoot)/\($0[0] as! String)|\($0[1] as! Int)" })
+        // isValidFile, a custom loader and the transforms.
+        let custom = try datasets.ImageFolder(root: photosRoot, transform: transforms.Lambda { $0.to(.float32) / 255 },
+                                              targetTransform: { -$0 }, loader: { try Image.open($0).convert(.L) },
+                                              isValidFile: { $0.hasSuffix("b.png") || $0.hasSuffix("z.png") }, allowEmpty: true)
+        XCTAssertEqual(custom.count, 2)
+        XCTAssertEqual(custom[0].0.shape.first, 1)
+        XCTAssertEqual(custom[1].1, -2)
+        XCTAssertLessThanOrEqual(custom[0].0.max().item(), 1)
+        // A damaged file: load throws ImageError, naming it.
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileManager.default.createDirectory(atPath: "\(dir)/a", withIntermediateDirectories: true)
+        try Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0]).write(to: URL(fileURLWithPath: "\(dir)/a/bad.png"))
+        let broken = try datasets.ImageFolder(root: dir)
+        XCTAssertTrue(errorText { try broken.load(0) }.contains("\(dir)/a/bad.png"))
+        XCTAssertTrue(errorText { try datasets.ImageFolder(root: "\(dir)/a") }.contains("Couldn't find any class folder"))
+        XCTAssertTrue(errorText { try datasets.ImageFolder(root: "\(dir)/missing") }.contains("\(dir)/missing"))
+    }
+
+    func testFakeDataMatchesTorchvision() throws {
+        var checked = 0
+        for c in try cases("vision_folders") where c["kind"] as? String == "FakeData" {
+            let ds = datasets.FakeData(size: 3, imageSize: c["imageSize"] as! [Int], numClasses: 7, randomOffset: c["offset"] as! Int)
+            let (x, label) = ds[c["index"] as! Int]
+            assertSameValues(x, tensor(c["image"]!), "FakeData \(c["imageSize"]!) \(c["offset"]!) \(c["index"]!)")
+            XCTAssertEqual(label, c["label"] as! Int)
+            checked += 1
+        }
+        XCTAssertEqual(checked, 9)
+        let repr = try cases("vision_folders").first { $0["kind"] as? String == "FakeDataRepr" }!["repr"] as! String
+        XCTAssertEqual(datasets.FakeData(size: 3, imageSize: [3, 4, 5]).description, repr)
+        // The global generator is untouched, and samples repeat.
+        torch.manualSeed(5)
+        let a = torch.rand(3).toArray(as: Float.self)
+        torch.manualSeed(5)
+        let ds = datasets.FakeData(size: 10, imageSize: [1, 4, 4], transform: transforms.Lambda { $0.to(.float32) })
+        _ = ds[3]
+        XCTAssertEqual(torch.rand(3).toArray(as: Float.self), a)
+        XCTAssertEqual(ds[3].0.toArray(as: Float.self), ds[3].0.toArray(as: Float.self))
     }
 }

@@ -3,9 +3,10 @@ import Torch
 /// Pieces shared by the datasets: torchvision's repr, batch gathering, file lookup messages.
 enum DatasetSupport {
     /// torchvision's `VisionDataset.__repr__`: a head line, the body lines, then the transforms.
-    static func repr(_ name: String, count: Int, root: String, body: [String] = [],
+    static func repr(_ name: String, count: Int, root: String?, body: [String] = [],
                      transform: (any transforms.Transform)?, hasTargetTransform: Bool) -> String {
-        var lines = ["Dataset \(name)", "    Number of datapoints: \(count)", "    Root location: \(root)"]
+        var lines = ["Dataset \(name)", "    Number of datapoints: \(count)"]
+        if let root = root { lines.append("    Root location: \(root)") }
         lines += body.map { "    " + $0 }
         if transform != nil || hasTargetTransform {
             var block = ["    StandardTransform"]
