@@ -29,7 +29,12 @@ let package = Package(
     targets: [
         .target(name: "CTorchKernels"),
         .target(name: "Torch", dependencies: ["CTorchKernels"], swiftSettings: swift5),
-        .target(name: "TorchVision", dependencies: ["Torch"], swiftSettings: swift5),
+        // libpng and libjpeg(-turbo) from the system (Debian: libpng-dev, libjpeg-dev), found with pkg-config.
+        .systemLibrary(name: "CLibPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(name: "CLibJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg-dev"])]),
+        // setjmp/longjmp-safe decode/encode shims over them, for TorchVision's `io`.
+        .target(name: "CImageCodecs", dependencies: ["CLibPNG", "CLibJPEG"]),
+        .target(name: "TorchVision", dependencies: ["Torch", "CImageCodecs"], swiftSettings: swift5),
         // Tutorial 000's MLP, shared by the tests and benchmarks that compare it with PyTorch.
         .target(name: "TutorialModels", dependencies: ["Torch"], swiftSettings: swift5),
         .executableTarget(

@@ -24,7 +24,7 @@ extension datasets {
     public class MNIST: utils.data.BatchedDataset, CustomStringConvertible {
         /// The images, uint8 N×H×W.
         public let data: Tensor
-        /// The labels, int64 N.
+        /// The labels, int64 N (QMNIST: N×8).
         public let targets: Tensor
         /// The root folder given.
         public let root: String
@@ -64,30 +64,49 @@ extension datasets {
         ///     missing file throws whatever its value.
         /// - Throws: ``DatasetError`` when a file is missing, unreadable or malformed, or when the
         ///   image and label files disagree.
-        public init(root: String, train: Bool = true, transform: (any transforms.Transform)? = nil,
-                    targetTransform: ((Int) -> Int)? = nil, download: Bool = false) throws {
+        public convenience init(root: String, train: Bool = true, transform: (any transforms.Transform)? = nil,
+                                targetTransform: ((Int) -> Int)? = nil, download: Bool = false) throws {
+            let prefix = train ? "train" : "t10k"
+            try self.init(root: root, train: train, transform: transform, targetTransform: targetTransform,
+                          download: download, files: ("\(prefix)-images-idx3-ubyte", "\(prefix)-labels-idx1-ubyte"),
+                          select: nil)
+        }
+
+        /// Loads `files` (images, labels) from `root`: what every member of the family shares.
+        /// `select` may pick rows of both (QMNIST's test10k/test50k).
+        init(root: String, train: Bool, transform: (any transforms.Transform)?, targetTransform: ((Int) -> Int)?,
+             download: Bool, files: (images: String, labels: String), select: Range<Int>?) throws {
             self.root = root
             self.train = train
             self.transform = transform
             self.targetTransform = targetTransform
-            let prefix = train ? "train" : "t10k"
-            let imagesPath = try Self.locate("\(prefix)-images-idx3-ubyte", root: root)
-            let labelsPath = try Self.locate("\(prefix)-labels-idx1-ubyte", root: root)
-            let images = try IDX.read(imagesPath)
-            let labelTensor = try IDX.read(labelsPath)
+            let imagesPath = try Self.locate(files.images, root: root, download: download)
+            let labelsPath = try Self.locate(files.labels, root: root, download: download)
+            var images = try IDX.read(imagesPath)
+            var labelTensor = try IDX.read(labelsPath)
             guard images.dtype == .uint8 && images.dim == 3 else {
                 throw DatasetError.invalidFile(path: imagesPath, reason: "expected unsigned-byte images with 3 dimensions, found \(images.dtype) with shape \(images.shape)")
             }
-            guard labelTensor.dtype == .uint8 && labelTensor.dim == 1 else {
-                throw DatasetError.invalidFile(path: labelsPath, reason: "expected unsigned-byte labels with 1 dimension, found \(labelTensor.dtype) with shape \(labelTensor.shape)")
+            let expected = Self.labelLayout
+            guard labelTensor.dtype == expected.dtype && labelTensor.dim == expected.dims else {
+                throw DatasetError.invalidFile(path: labelsPath, reason: "expected \(expected.dtype == .uint8 ? "unsigned-byte" : "32-bit integer") labels with \(expected.dims) dimension\(expected.dims == 1 ? "" : "s"), found \(labelTensor.dtype) with shape \(labelTensor.shape)")
             }
             guard images.shape[0] == labelTensor.shape[0] else {
                 throw DatasetError.inconsistent("'\(imagesPath)' holds \(images.shape[0]) images but '\(labelsPath)' holds \(labelTensor.shape[0]) labels")
             }
+            if let rows = select {
+                let r = rows.clamped(to: 0..<images.shape[0])
+                images = images.narrow(0, r.lowerBound, r.count).contiguous()
+                labelTensor = labelTensor.narrow(0, r.lowerBound, r.count).contiguous()
+            }
             data = images
-            labels = labelTensor.toArray(as: UInt8.self).map { Int($0) }
-            targets = labelTensor.to(.int64)
+            let targetTensor = labelTensor.to(.int64)
+            labels = (targetTensor.dim == 1 ? targetTensor : targetTensor.select(1, 0)).toArray(as: Int64.self).map { Int($0) }
+            targets = targetTensor
         }
+
+        /// The dtype and rank of the labels file (MNIST: unsigned bytes, 1-D).
+        class var labelLayout: (dtype: DType, dims: Int) { (.uint8, 1) }
 
         /// Same as `init(root:...)` with `root` positional, as torchvision code passes it.
         public convenience init(_ root: String, train: Bool = true, transform: (any transforms.Transform)? = nil,
@@ -103,10 +122,11 @@ extension datasets {
         }
 
         /// The first existing candidate for `file`.
-        static func locate(_ file: String, root: String) throws -> String {
+        static func locate(_ file: String, root: String, download: Bool = false) throws -> String {
             let paths = candidates(file, root: root)
             guard let found = paths.first(where: FileBytes.isFile) else {
-                throw DatasetError.fileNotFound(file: file, searched: paths, hint: installHint)
+                throw DatasetError.fileNotFound(file: file, searched: paths,
+                                                hint: download ? "download: true cannot fetch anything here (SwiftTorch has no download code). " + installHint : installHint)
             }
             return found
         }
@@ -125,50 +145,30 @@ extension datasets {
         /// The batch of `indices` built at once: images gathered into one uint8 B×H×W tensor and
         /// transformed together; nil when the transform cannot work on batches.
         public func collatedBatch(_ indices: [Int]) -> (Tensor, Tensor)? {
-            let sampleShape = Array(data.shape.dropFirst())
-            let rowBytes = sampleShape.reduce(1, *)
-            let images = torch.empty([indices.count] + sampleShape, dtype: .uint8)
-            let src = data.storage.data + data.storageOffset
-            let dst = images.storage.data + images.storageOffset
-            for (k, index) in indices.enumerated() {
-                (dst + k * rowBytes).copyMemory(from: src + normalized(index) * rowBytes, byteCount: rowBytes)
-            }
-            var x = images
+            let rows = indices.map(normalized)
+            var x = DatasetSupport.gather(data, rows)
             if let t = transform {
-                guard let y = t.applyToBatch(images) else { return nil }
+                guard let y = t.applyToBatch(x) else { return nil }
                 x = y
             }
-            return (x, Int.collate(indices.map { label(normalized($0)) }))
+            return (x, Int.collate(rows.map(label)))
         }
 
         @inline(__always) private func normalized(_ index: Int) -> Int {
-            let i = index < 0 ? index + labels.count : index
-            precondition(i >= 0 && i < labels.count, "\(Self.folderName): index \(index) is out of range for a dataset of \(labels.count) samples")
-            return i
+            DatasetSupport.normalize(index, count: labels.count, Self.folderName)
         }
 
         @inline(__always) private func label(_ i: Int) -> Int {
             targetTransform.map { $0(labels[i]) } ?? labels[i]
         }
 
+        /// The split as the repr names it.
+        var splitName: String { train ? "Train" : "Test" }
+
         /// torchvision's dataset repr.
         public var description: String {
-            var lines = ["Dataset \(Self.folderName)",
-                         "    Number of datapoints: \(count)",
-                         "    Root location: \(root)",
-                         "    Split: \(train ? "Train" : "Test")"]
-            if transform != nil || targetTransform != nil {
-                var body = ["    StandardTransform"]
-                func add(_ repr: String, _ head: String) {
-                    let parts = repr.split(separator: "\n", omittingEmptySubsequences: false)
-                    body.append(head + parts[0])
-                    body += parts.dropFirst().map { String(repeating: " ", count: head.count) + $0 }
-                }
-                if let t = transform { add(t.description, "Transform: ") }
-                if targetTransform != nil { add("Lambda()", "Target transform: ") }
-                lines += body
-            }
-            return lines.joined(separator: "\n")
+            DatasetSupport.repr(Self.folderName, count: count, root: root, body: ["Split: \(splitName)"],
+                                transform: transform, hasTargetTransform: targetTransform != nil)
         }
     }
 }
