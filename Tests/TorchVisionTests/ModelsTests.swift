@@ -22,7 +22,19 @@ private let builders: [String: () -> nn.Module] = [
     "resnext50_32x4d": { models.resnext50_32x4d() },
     "wide_resnet50_2": { models.wideResnet50_2() },
     "lenet5": { models.lenet5() },
+    "alexnet": { models.alexnet() },
+    "vgg11": { models.vgg11() }, "vgg11_bn": { models.vgg11Bn() },
+    "vgg13": { models.vgg13() }, "vgg13_bn": { models.vgg13Bn() },
+    "vgg16": { models.vgg16() }, "vgg16_bn": { models.vgg16Bn() },
+    "vgg19": { models.vgg19() }, "vgg19_bn": { models.vgg19Bn() },
+    "mobilenet_v2": { models.mobilenetV2() },
+    "squeezenet1_0": { models.squeezenet1_0() },
+    "squeezenet1_1": { models.squeezenet1_1() },
 ]
+
+/// Models with more parameters than this take minutes to build in a debug build (random init of
+/// every weight), so their key/shape check runs only with SWIFTTORCH_SLOW_TESTS=1.
+private let largeModelParameters = 15_000_000
 
 /// The fixture script's `fill`: deterministic contents for every floating state-dict tensor.
 private func fill(_ model: nn.Module) {
@@ -61,12 +73,11 @@ private func decode(_ any: Any) -> (shape: [Int], data: [Double]) {
 }
 
 final class ModelsTests: XCTestCase {
-    /// Every fixture model's state dict has torchvision's keys, in torchvision's order, with its shapes;
-    /// the parameter count matches too.
-    func testStateDictKeysAndShapesMatchTorchvision() throws {
+    /// Checks the state-dict keys (in order), shapes and parameter count of each fixture model `include` selects.
+    private func checkKeysAndShapes(_ include: (Int) -> Bool) throws -> Int {
         let cases = try modelCases().filter { $0["kind"] as? String == "keys" }
-        XCTAssertGreaterThanOrEqual(cases.count, builders.count)
-        for c in cases {
+        var checked = 0
+        for c in cases where include(c["parameters"] as! Int) {
             let name = c["model"] as! String
             guard let make = builders[name] else { XCTFail("no builder for fixture model \(name)"); continue }
             let model = make()
@@ -78,7 +89,26 @@ final class ModelsTests: XCTestCase {
             }
             let count = model.parameters().reduce(0) { $0 + $1.numel }
             XCTAssertEqual(count, c["parameters"] as! Int, "\(name): parameter count")
+            checked += 1
         }
+        return checked
+    }
+
+    /// Every fixture model up to 15M parameters has torchvision's state-dict keys, in torchvision's
+    /// order, with its shapes; the parameter count matches too. Every fixture model has a builder.
+    func testStateDictKeysAndShapesMatchTorchvision() throws {
+        let names = try modelCases().filter { $0["kind"] as? String == "keys" }.map { $0["model"] as! String }
+        XCTAssertEqual(Set(names), Set(builders.keys))
+        XCTAssertGreaterThanOrEqual(try checkKeysAndShapes { $0 <= largeModelParameters }, 5)
+    }
+
+    /// The same for the models over 15M parameters (ResNet-34 and up, AlexNet, VGG): minutes
+    /// in a debug build, so only with SWIFTTORCH_SLOW_TESTS=1.
+    func testLargeModelsStateDictKeysAndShapesMatchTorchvision() throws {
+        guard ProcessInfo.processInfo.environment["SWIFTTORCH_SLOW_TESTS"] == "1" else {
+            throw XCTSkip("set SWIFTTORCH_SLOW_TESTS=1 to build the models over 15M parameters")
+        }
+        XCTAssertGreaterThanOrEqual(try checkKeysAndShapes { $0 > largeModelParameters }, 5)
     }
 
     /// Eval-mode outputs equal torchvision's after the same deterministic fill of every tensor.
@@ -123,15 +153,15 @@ final class ModelsTests: XCTestCase {
     /// BN ones/zeros, and `zeroInitResidual` zeroing the last BN of each block.
     func testResNetInitialisation() {
         torch.manualSeed(0)
-        let model = models.resnet50(numClasses: 10)
+        let model = models.ResNet(block: models.Bottleneck.self, layers: [1, 1, 1, 1], numClasses: 10,
+                                  zeroInitResidual: true)
         let w = (model.conv1 as! nn.Conv2d).weight
         let std = w.std().item()
         XCTAssertEqual(std, (2.0 / Double(64 * 49)).squareRoot(), accuracy: 0.01)
         let bn = model.bn1 as! nn.BatchNorm2d
         XCTAssertEqual(bn.weight!.sum().item(), 64)
         XCTAssertEqual(bn.bias!.abs().sum().item(), 0)
-        let zeroed = models.ResNet(block: models.Bottleneck.self, layers: [1, 1, 1, 1], zeroInitResidual: true)
-        let block = (zeroed.layer1 as! nn.Sequential)[0] as! models.Bottleneck
+        let block = (model.layer1 as! nn.Sequential)[0] as! models.Bottleneck
         XCTAssertEqual((block.bn3 as! nn.BatchNorm2d).weight!.abs().sum().item(), 0)
         XCTAssertEqual((block.bn2 as! nn.BatchNorm2d).weight!.sum().item(), 64)
     }
@@ -163,27 +193,29 @@ final class ModelsTests: XCTestCase {
         setenv("TORCH_HOME", home.path, 1)
         defer { unsetenv("TORCH_HOME") }
 
-        let source = models.resnet18()
+        let source = models.squeezenet1_1()
         fill(source)
-        let path = dir.appendingPathComponent("resnet18-f37072fd.pth").path
+        let path = dir.appendingPathComponent("squeezenet1_1-b8a52dc0.pth").path
         try torch.save(source.stateDict(), path)
-        let loaded = try models.resnet18(weights: .resnet18ImageNet1kV1)
+        let loaded = try models.squeezenet1_1(weights: .squeezenet1_1ImageNet1kV1)
+        let loadedState = loaded.stateDict()
+        XCTAssertEqual(loadedState.keys, source.stateDict().keys)
         for (k, t) in source.stateDict().items.map({ ($0.key, $0.value) }) {
-            XCTAssertTrue(torch.equal(t, loaded.stateDict()[k]!), k)
+            XCTAssertTrue(torch.equal(t, loadedState[k]!), k)
         }
-        let viaFlag = try models.resnet18(pretrained: true)
-        XCTAssertTrue(torch.equal((viaFlag.fc as! nn.Linear).bias!, (source.fc as! nn.Linear).bias!))
-        let untouched = try models.resnet18(pretrained: false, numClasses: 7)
-        XCTAssertEqual((untouched.fc as! nn.Linear).outFeatures, 7)
+        let viaFlag = try models.squeezenet1_1(pretrained: true)
+        XCTAssertTrue(torch.equal(viaFlag.stateDict()["classifier.1.bias"]!, source.stateDict()["classifier.1.bias"]!))
+        let untouched = try models.squeezenet1_1(pretrained: false, numClasses: 7)
+        XCTAssertEqual(untouched.stateDict()["classifier.1.bias"]?.shape, [7])
 
-        // A ResNet-34 file that holds ResNet-18's tensors does not fit.
-        try torch.save(source.stateDict(), dir.appendingPathComponent("resnet34-b627a593.pth").path)
-        XCTAssertThrowsError(try models.resnet34(pretrained: true)) { error in
+        // A SqueezeNet 1.0 file that holds SqueezeNet 1.1's tensors does not fit.
+        try torch.save(source.stateDict(), dir.appendingPathComponent("squeezenet1_0-b66bff10.pth").path)
+        XCTAssertThrowsError(try models.squeezenet1_0(pretrained: true)) { error in
             guard case models.WeightsError.mismatch = error else { return XCTFail("unexpected error \(error)") }
         }
         // Garbage is reported as unreadable, not a crash.
-        try Data("not a checkpoint".utf8).write(to: dir.appendingPathComponent("resnet50-0676ba61.pth"))
-        XCTAssertThrowsError(try models.resnet50(pretrained: true)) { error in
+        try Data("not a checkpoint".utf8).write(to: dir.appendingPathComponent("resnet18-f37072fd.pth"))
+        XCTAssertThrowsError(try models.resnet18(pretrained: true)) { error in
             guard case models.WeightsError.unreadable = error else { return XCTFail("unexpected error \(error)") }
         }
     }
