@@ -30,6 +30,11 @@ private let builders: [String: () -> nn.Module] = [
     "mobilenet_v2": { models.mobilenetV2() },
     "squeezenet1_0": { models.squeezenet1_0() },
     "squeezenet1_1": { models.squeezenet1_1() },
+    "densenet121": { models.densenet121() },
+    "mobilenet_v3_small": { models.mobilenetV3Small() },
+    "mobilenet_v3_large": { models.mobilenetV3Large() },
+    "shufflenet_v2_x1_0": { models.shufflenetV2_x1_0() },
+    "mnasnet1_0": { models.mnasnet1_0() },
 ]
 
 /// Models with more parameters than this take minutes to build in a debug build (random init of
