@@ -35,6 +35,8 @@ private let builders: [String: () -> nn.Module] = [
     "mobilenet_v3_large": { models.mobilenetV3Large() },
     "shufflenet_v2_x1_0": { models.shufflenetV2_x1_0() },
     "mnasnet1_0": { models.mnasnet1_0() },
+    "googlenet": { models.googlenet() },
+    "efficientnet_b0": { models.efficientnetB0() },
 ]
 
 /// Models with more parameters than this take minutes to build in a debug build (random init of
@@ -223,5 +225,58 @@ final class ModelsTests: XCTestCase {
         XCTAssertThrowsError(try models.resnet18(pretrained: true)) { error in
             guard case models.WeightsError.unreadable = error else { return XCTFail("unexpected error \(error)") }
         }
+    }
+
+    /// torchvision's DenseNet checkpoints use `denselayerN.norm.1`-style keys; they are renamed on load.
+    func testDenseNetLegacyKeysAreRenamed() {
+        let t = torch.zeros(3)
+        let renamed = models.DenseNet.renameLegacyKeys([
+            ("features.denseblock1.denselayer1.norm.1.weight", t),
+            ("features.denseblock4.denselayer16.conv.2.weight", t),
+            ("features.denseblock1.denselayer1.norm1.weight", t),
+            ("features.norm5.running_var", t),
+        ]).map { $0.0 }
+        XCTAssertEqual(renamed, ["features.denseblock1.denselayer1.norm1.weight",
+                                 "features.denseblock4.denselayer16.conv2.weight",
+                                 "features.denseblock1.denselayer1.norm1.weight",
+                                 "features.norm5.running_var"])
+    }
+
+    /// GoogLeNet returns auxiliary logits only in training mode; without aux heads their keys are gone.
+    func testGoogLeNetAuxiliaryOutputs() {
+        let model = models.googlenet(numClasses: 5)
+        let x = torch.randn(2, 3, 64, 64)
+        let train = model.forwardWithAux(x)
+        XCTAssertEqual(train.logits.shape, [2, 5])
+        XCTAssertEqual(train.aux1?.shape, [2, 5])
+        XCTAssertEqual(train.aux2?.shape, [2, 5])
+        model.eval()
+        let eval = torch.noGrad { model.forwardWithAux(x) }
+        XCTAssertNil(eval.aux1)
+        XCTAssertNil(eval.aux2)
+        model.aux1 = nil
+        model.aux2 = nil
+        XCTAssertFalse(model.stateDict().keys.contains { $0.hasPrefix("aux") })
+    }
+
+    /// StochasticDepth: identity in eval mode and at p = 0; in training each row is either zeroed or
+    /// scaled by 1/(1-p).
+    func testStochasticDepth() {
+        let x = torch.ones(64, 3, 2, 2)
+        let sd = models.StochasticDepth(0.5, mode: .row)
+        XCTAssertTrue(torch.equal(sd.eval()(x), x))
+        sd.train()
+        let y = sd(x).toArray(as: Float.self)
+        var zeros = 0
+        for r in 0..<64 {
+            let row = Set(y[(r * 12)..<((r + 1) * 12)])
+            XCTAssertEqual(row.count, 1)
+            XCTAssertTrue(row == [0] || row == [2], "row \(r): \(row)")
+            if row == [0] { zeros += 1 }
+        }
+        XCTAssertGreaterThan(zeros, 10)
+        XCTAssertLessThan(zeros, 54)
+        XCTAssertTrue(torch.equal(models.StochasticDepth(0, mode: .batch)(x), x))
+        XCTAssertEqual(sd.description, "StochasticDepth(p=0.5, mode=row)")
     }
 }
