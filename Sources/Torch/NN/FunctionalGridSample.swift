@@ -74,16 +74,11 @@ extension nn.functional {
     /// ```
     public static func gridSample(_ input: Tensor, _ grid: Tensor, mode: GridSampleMode = .bilinear,
                                   paddingMode: GridSamplePadding = .zeros, alignCorners: Bool = false) -> Tensor {
-        let sizes = "input with sizes \(shapeString(input.shape)) and grid with sizes \(shapeString(grid.shape))"
-        precondition((input.dim == 4 || input.dim == 5) && grid.dim == input.dim,
-                     "grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, but got \(sizes)")
-        precondition(input.dtype == grid.dtype && input.dtype.isFloatingPoint,
-                     "grid_sampler(): expected input and grid to have the same floating-point dtype, but input has \(input.dtype) and grid has \(grid.dtype)")
-        precondition(input.shape[0] == grid.shape[0], "grid_sampler(): expected grid and input to have same batch size, but got \(sizes)")
+        checkedArguments {
+            try gridSampleCheck(inputShape: input.shape, gridShape: grid.shape, inputDType: input.dtype,
+                                gridDType: grid.dtype, mode: mode)
+        }
         let k = input.dim - 2
-        precondition(grid.shape[k + 1] == k, "grid_sampler(): expected grid to have size \(k) in last dimension, but got grid with sizes \(shapeString(grid.shape))")
-        precondition(input.shape.dropFirst(2).allSatisfy { $0 > 0 }, "grid_sampler(): expected input to have non-empty spatial dimensions, but input has sizes \(shapeString(input.shape))")
-        precondition(mode != .bicubic || k == 2, "grid_sampler(): bicubic interpolation only supports 4D input")
         let n = input.shape[0], c = input.shape[1]
         let outSpatial = Array(grid.shape[1...k])
         let locations = outSpatial.reduce(1, *)
@@ -151,6 +146,21 @@ extension nn.functional {
             }
         }
         return out.view([n, c] + outSpatial)
+    }
+
+    /// Checks `F.gridSample`'s arguments, with PyTorch's messages.
+    static func gridSampleCheck(inputShape: [Int], gridShape: [Int], inputDType: DType, gridDType: DType,
+                                mode: GridSampleMode) throws {
+        let sizes = "input with sizes \(shapeString(inputShape)) and grid with sizes \(shapeString(gridShape))"
+        try require((inputShape.count == 4 || inputShape.count == 5) && gridShape.count == inputShape.count,
+                    "grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, but got \(sizes)")
+        try require(inputDType == gridDType && inputDType.isFloatingPoint,
+                    "grid_sampler(): expected input and grid to have the same floating-point dtype, but input has \(inputDType) and grid has \(gridDType)")
+        try require(inputShape[0] == gridShape[0], "grid_sampler(): expected grid and input to have same batch size, but got \(sizes)")
+        let k = inputShape.count - 2
+        try require(gridShape[k + 1] == k, "grid_sampler(): expected grid to have size \(k) in last dimension, but got grid with sizes \(shapeString(gridShape))")
+        try require(inputShape.dropFirst(2).allSatisfy { $0 > 0 }, "grid_sampler(): expected input to have non-empty spatial dimensions, but input has sizes \(shapeString(inputShape))")
+        try require(mode != .bicubic || k == 2, "grid_sampler(): bicubic interpolation only supports 4D input")
     }
 
     /// A grid value in [−1, 1] as an input position along an axis of `size` elements.

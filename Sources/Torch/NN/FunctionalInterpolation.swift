@@ -72,22 +72,13 @@ extension nn.functional {
     public static func interpolate(_ input: Tensor, size: (any IntOrTuple)? = nil, scaleFactor: (any ScaleFactorValue)? = nil,
                                    mode: InterpolationMode = .nearest, alignCorners: Bool? = nil,
                                    recomputeScaleFactor: Bool? = nil, antialias: Bool = false) -> Tensor {
-        let k = input.dim - 2
-        precondition((1...3).contains(k), "Input Error: Only 3D, 4D and 5D input Tensors supported (got \(input.dim)D) for the modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact (got \(mode.rawValue))")
-        if let r = mode.requiredRank {
-            precondition(input.dim == r, "Got \(input.dim)D input, but \(mode.rawValue) mode needs \(r)D input")
-        }
-        switch mode {
-        case .nearest, .nearestExact, .area:
-            precondition(alignCorners == nil, "align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear")
-        default: break
-        }
-        precondition(!antialias || ((mode == .bilinear || mode == .bicubic) && input.dim == 4),
-                     "Anti-alias option is restricted to bilinear and bicubic modes and requires a 4-D tensor as input")
         let inSizes = Array(input.shape.dropFirst(2))
-        let (outSizes, scales) = interpolationSizes(inSizes, size: size?.intTupleValues,
-                                                    scaleFactor: scaleFactor?.scaleFactorValues,
-                                                    recompute: recomputeScaleFactor ?? false)
+        let (outSizes, scales) = checkedArguments {
+            try interpolationPlan(inputShape: input.shape, size: size?.intTupleValues,
+                                  scaleFactor: scaleFactor?.scaleFactorValues, mode: mode, alignCorners: alignCorners,
+                                  recomputeScaleFactor: recomputeScaleFactor ?? false, antialias: antialias)
+        }
+        let k = inSizes.count
         if mode == .area { return adaptiveAvgPool(input, dims: k, outputSize: outSizes) }
         if mode != .nearest && mode != .nearestExact {
             precondition(input.dtype.isFloatingPoint, "interpolate: \(mode.rawValue) mode needs a floating-point input, got \(input.dtype)")
@@ -101,26 +92,37 @@ extension nn.functional {
         return out
     }
 
-    /// The output sizes and the scale factors the kernels see (nil: computed from the sizes).
-    private static func interpolationSizes(_ inSizes: [Int], size: [Int]?, scaleFactor: [Double]?,
-                                           recompute: Bool) -> ([Int], [Double]?) {
-        let k = inSizes.count
+    /// Checks `F.interpolate`'s arguments (PyTorch's messages) and returns the output sizes and the scale factors
+    /// the kernels see (nil: computed from the sizes).
+    static func interpolationPlan(inputShape: [Int], size: [Int]?, scaleFactor: [Double]?, mode: InterpolationMode,
+                                  alignCorners: Bool?, recomputeScaleFactor: Bool, antialias: Bool) throws -> ([Int], [Double]?) {
+        let rank = inputShape.count, k = rank - 2
+        try require((1...3).contains(k), "Input Error: Only 3D, 4D and 5D input Tensors supported (got \(rank)D) for the modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact (got \(mode.rawValue))")
+        if let r = mode.requiredRank {
+            try require(rank == r, "Got \(rank)D input, but \(mode.rawValue) mode needs \(r)D input")
+        }
+        if mode == .nearest || mode == .nearestExact || mode == .area {
+            try require(alignCorners == nil, "align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear")
+        }
+        try require(!antialias || ((mode == .bilinear || mode == .bicubic) && rank == 4),
+                    "Anti-alias option is restricted to bilinear and bicubic modes and requires a 4-D tensor as input")
+        let inSizes = Array(inputShape.dropFirst(2))
         switch (size, scaleFactor) {
         case (let s?, nil):
-            precondition(s.count == 1 || s.count == k, "Input and output must have the same number of spatial dimensions, but got input with spatial dimensions of \(shapeString(inSizes)) and output size of \(shapeString(s)). Please provide input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format.")
+            try require(s.count == 1 || s.count == k, "Input and output must have the same number of spatial dimensions, but got input with spatial dimensions of \(shapeString(inSizes)) and output size of \(shapeString(s)). Please provide input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format.")
             let out = s.count == 1 ? Array(repeating: s[0], count: k) : s
-            precondition(out.allSatisfy { $0 > 0 }, "interpolate: output sizes must be positive, got \(shapeString(out))")
+            try require(out.allSatisfy { $0 > 0 }, "interpolate: output sizes must be positive, got \(shapeString(out))")
             return (out, nil)
         case (nil, let f?):
-            precondition(f.count == 1 || f.count == k, "Input and scale_factor must have the same number of spatial dimensions, but got input with spatial dimensions of \(shapeString(inSizes)) and scale_factor of shape \(f). Please provide input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
+            try require(f.count == 1 || f.count == k, "Input and scale_factor must have the same number of spatial dimensions, but got input with spatial dimensions of \(shapeString(inSizes)) and scale_factor of shape \(f). Please provide input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
             let factors = f.count == 1 ? Array(repeating: f[0], count: k) : f
             let out = zip(inSizes, factors).map { Int((Double($0) * $1).rounded(.down)) }
-            precondition(out.allSatisfy { $0 > 0 }, "interpolate: scale_factor \(factors) gives an empty output \(shapeString(out)) for input sizes \(shapeString(inSizes))")
-            return (out, recompute ? nil : factors)
+            try require(out.allSatisfy { $0 > 0 }, "interpolate: scale_factor \(factors) gives an empty output \(shapeString(out)) for input sizes \(shapeString(inSizes))")
+            return (out, recomputeScaleFactor ? nil : factors)
         case (nil, nil):
-            preconditionFailure("either size or scale_factor should be defined")
+            throw LayerArgumentError(message: "either size or scale_factor should be defined")
         default:
-            preconditionFailure("only one of size or scale_factor should be defined")
+            throw LayerArgumentError(message: "only one of size or scale_factor should be defined")
         }
     }
 

@@ -3,7 +3,7 @@
 /// built from `indexSelect` / `indexAdd`, so the gradient of one is the other (to every order).
 
 /// One spatial dim of a sliding-block geometry.
-private struct BlockAxis {
+struct BlockAxis {
     var kernel: Int, dilation: Int, padding: Int, stride: Int
     /// The number of block positions along a padded extent of `size + 2 · padding`.
     func blocks(_ size: Int) -> Int { (size + 2 * padding - dilation * (kernel - 1) - 1) / stride + 1 }
@@ -16,18 +16,18 @@ private struct BlockAxis {
     }
 }
 
-private func blockAxes(_ op: String, kernelSize: any IntOrTuple, dilation: any IntOrTuple, padding: any IntOrTuple,
-                       stride: any IntOrTuple) -> [BlockAxis] {
-    func pair(_ v: any IntOrTuple, _ name: String) -> [Int] {
+func blockAxes(_ op: String, kernelSize: any IntOrTuple, dilation: any IntOrTuple, padding: any IntOrTuple,
+               stride: any IntOrTuple) throws -> [BlockAxis] {
+    func pair(_ v: any IntOrTuple, _ name: String) throws -> [Int] {
         let a = v.intTupleValues
-        precondition(a.count == 1 || a.count == 2, "\(op): \(name) must be an int or a pair of ints, got \(a)")
+        try require(a.count == 1 || a.count == 2, "\(op): \(name) must be an int or a pair of ints, got \(a)")
         return a.count == 1 ? [a[0], a[0]] : a
     }
-    let (k, d, p, s) = (pair(kernelSize, "kernel_size"), pair(dilation, "dilation"), pair(padding, "padding"), pair(stride, "stride"))
-    precondition(k.allSatisfy { $0 > 0 }, "\(op): kernel size should be greater than zero, but got kernel_size: \(pyTuple(k))")
-    precondition(d.allSatisfy { $0 > 0 }, "\(op): dilation should be greater than zero, but got dilation: \(pyTuple(d))")
-    precondition(p.allSatisfy { $0 >= 0 }, "\(op): padding should be non-negative, but got padding: \(pyTuple(p))")
-    precondition(s.allSatisfy { $0 > 0 }, "\(op): stride should be greater than zero, but got stride: \(pyTuple(s))")
+    let (k, d, p, s) = (try pair(kernelSize, "kernel_size"), try pair(dilation, "dilation"), try pair(padding, "padding"), try pair(stride, "stride"))
+    try require(k.allSatisfy { $0 > 0 }, "\(op): kernel size should be greater than zero, but got kernel_size: \(pyTuple(k))")
+    try require(d.allSatisfy { $0 > 0 }, "\(op): dilation should be greater than zero, but got dilation: \(pyTuple(d))")
+    try require(p.allSatisfy { $0 >= 0 }, "\(op): padding should be non-negative, but got padding: \(pyTuple(p))")
+    try require(s.allSatisfy { $0 > 0 }, "\(op): stride should be greater than zero, but got stride: \(pyTuple(s))")
     return (0..<2).map { BlockAxis(kernel: k[$0], dilation: d[$0], padding: p[$0], stride: s[$0]) }
 }
 
@@ -40,12 +40,11 @@ extension nn.functional {
     /// ```
     public static func unfold(_ input: Tensor, kernelSize: any IntOrTuple, dilation: any IntOrTuple = 1,
                               padding: any IntOrTuple = 0, stride: any IntOrTuple = 1) -> Tensor {
-        precondition(input.dim == 3 || input.dim == 4, "Input Error: Only 3D or 4D input Tensors are supported (got \(input.dim)D)")
-        let ax = blockAxes("unfold", kernelSize: kernelSize, dilation: dilation, padding: padding, stride: stride)
+        let (ax, oh, ow) = checkedArguments {
+            try unfoldGeometry(inputShape: input.shape, kernelSize: kernelSize, dilation: dilation, padding: padding, stride: stride)
+        }
         let x = input.dim == 4 ? input : input.unsqueeze(0)
-        let (n, c, h, w) = (x.shape[0], x.shape[1], x.shape[2], x.shape[3])
-        let (oh, ow) = (ax[0].blocks(h), ax[1].blocks(w))
-        precondition(oh > 0 && ow > 0, "Given input with spatial size (\(h), \(w)), kernel_size=\(pyTuple([ax[0].kernel, ax[1].kernel])), dilation=\(pyTuple([ax[0].dilation, ax[1].dilation])), padding=\(pyTuple([ax[0].padding, ax[1].padding])), calculated shape of the array of sliding blocks as (\(oh), \(ow)), but its components must be at least one.")
+        let (n, c) = (x.shape[0], x.shape[1])
         let padded = ax[0].padding == 0 && ax[1].padding == 0 ? x
             : F.pad(x, [ax[1].padding, ax[1].padding, ax[0].padding, ax[0].padding])
         let picked = padded.indexSelect(2, ax[0].positions(blocks: oh)).indexSelect(3, ax[1].positions(blocks: ow))
@@ -63,17 +62,13 @@ extension nn.functional {
     /// ```
     public static func fold(_ input: Tensor, outputSize: any IntOrTuple, kernelSize: any IntOrTuple,
                             dilation: any IntOrTuple = 1, padding: any IntOrTuple = 0, stride: any IntOrTuple = 1) -> Tensor {
-        precondition(input.dim == 2 || input.dim == 3, "Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported (got \(input.dim)D)")
-        let ax = blockAxes("fold", kernelSize: kernelSize, dilation: dilation, padding: padding, stride: stride)
-        let os = outputSize.intTupleValues
-        precondition(os.count == 1 || os.count == 2, "fold: output_size must be an int or a pair of ints, got \(os)")
-        let (h, w) = os.count == 1 ? (os[0], os[0]) : (os[0], os[1])
+        let (ax, h, w, oh, ow) = checkedArguments {
+            try foldGeometry(inputShape: input.shape, outputSize: outputSize, kernelSize: kernelSize, dilation: dilation,
+                             padding: padding, stride: stride)
+        }
         let x = input.dim == 3 ? input : input.unsqueeze(0)
-        let (n, rows, l) = (x.shape[0], x.shape[1], x.shape[2])
+        let (n, rows) = (x.shape[0], x.shape[1])
         let (kh, kw) = (ax[0].kernel, ax[1].kernel)
-        precondition(rows % (kh * kw) == 0, "Expected size of input's dimension 1 to be divisible by the product of kernel_size, but got input.size(1)=\(rows) and kernel_size=\(pyTuple([kh, kw]))")
-        let (oh, ow) = (ax[0].blocks(h), ax[1].blocks(w))
-        precondition(oh > 0 && ow > 0 && oh * ow == l, "Given output_size=\(pyTuple([h, w])), kernel_size=\(pyTuple([kh, kw])), dilation=\(pyTuple([ax[0].dilation, ax[1].dilation])), padding=\(pyTuple([ax[0].padding, ax[1].padding])), stride=\(pyTuple([ax[0].stride, ax[1].stride])), expected size of input's dimension 2 to match the calculated number of sliding blocks \(oh) * \(ow) = \(oh * ow), but got input.size(2)=\(l).")
         let c = rows / (kh * kw)
         let (hp, wp) = (h + 2 * ax[0].padding, w + 2 * ax[1].padding)
         let blocks = x.reshape(n, c, kh, kw, oh, ow).permute(0, 1, 2, 4, 3, 5).reshape(n, c, kh * oh, kw * ow)
@@ -82,6 +77,33 @@ extension nn.functional {
         let cropped = ax[0].padding == 0 && ax[1].padding == 0 ? image
             : image.narrow(2, ax[0].padding, h).narrow(3, ax[1].padding, w)
         return input.dim == 3 ? cropped : cropped.squeeze(0)
+    }
+    /// Checks `F.unfold`'s arguments; returns the axes and the number of blocks along H and W.
+    static func unfoldGeometry(inputShape s: [Int], kernelSize: any IntOrTuple, dilation: any IntOrTuple,
+                               padding: any IntOrTuple, stride: any IntOrTuple) throws -> ([BlockAxis], Int, Int) {
+        try require(s.count == 3 || s.count == 4, "Input Error: Only 3D or 4D input Tensors are supported (got \(s.count)D)")
+        let ax = try blockAxes("unfold", kernelSize: kernelSize, dilation: dilation, padding: padding, stride: stride)
+        let (h, w) = (s[s.count - 2], s[s.count - 1])
+        let (oh, ow) = (ax[0].blocks(h), ax[1].blocks(w))
+        try require(oh > 0 && ow > 0, "Given input with spatial size (\(h), \(w)), kernel_size=\(pyTuple([ax[0].kernel, ax[1].kernel])), dilation=\(pyTuple([ax[0].dilation, ax[1].dilation])), padding=\(pyTuple([ax[0].padding, ax[1].padding])), calculated shape of the array of sliding blocks as (\(oh), \(ow)), but its components must be at least one.")
+        return (ax, oh, ow)
+    }
+
+    /// Checks `F.fold`'s arguments; returns the axes, the output size and the number of blocks along H and W.
+    static func foldGeometry(inputShape s: [Int], outputSize: any IntOrTuple, kernelSize: any IntOrTuple,
+                             dilation: any IntOrTuple, padding: any IntOrTuple,
+                             stride: any IntOrTuple) throws -> ([BlockAxis], Int, Int, Int, Int) {
+        try require(s.count == 2 || s.count == 3, "Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported (got \(s.count)D)")
+        let ax = try blockAxes("fold", kernelSize: kernelSize, dilation: dilation, padding: padding, stride: stride)
+        let os = outputSize.intTupleValues
+        try require(os.count == 1 || os.count == 2, "fold: output_size must be an int or a pair of ints, got \(os)")
+        let (h, w) = os.count == 1 ? (os[0], os[0]) : (os[0], os[1])
+        let (rows, l) = (s[s.count - 2], s[s.count - 1])
+        let (kh, kw) = (ax[0].kernel, ax[1].kernel)
+        try require(rows % (kh * kw) == 0, "Expected size of input's dimension \(s.count - 2) to be divisible by the product of kernel_size, but got input.size(\(s.count - 2))=\(rows) and kernel_size=\(pyTuple([kh, kw]))")
+        let (oh, ow) = (ax[0].blocks(h), ax[1].blocks(w))
+        try require(oh > 0 && ow > 0 && oh * ow == l, "Given output_size=\(pyTuple([h, w])), kernel_size=\(pyTuple([kh, kw])), dilation=\(pyTuple([ax[0].dilation, ax[1].dilation])), padding=\(pyTuple([ax[0].padding, ax[1].padding])), stride=\(pyTuple([ax[0].stride, ax[1].stride])), expected size of input's dimension \(s.count - 1) to match the calculated number of sliding blocks \(oh) * \(ow) = \(oh * ow), but got input.size(\(s.count - 1))=\(l).")
+        return (ax, h, w, oh, ow)
     }
 }
 

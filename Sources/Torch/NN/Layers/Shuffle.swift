@@ -10,14 +10,20 @@ extension nn.functional {
     /// ```
     public static func pixelShuffle(_ input: Tensor, _ upscaleFactor: Int) -> Tensor {
         let r = upscaleFactor
-        precondition(input.dim >= 3, "pixel_shuffle expects input to have at least 3 dimensions, but got input with \(input.dim) dimension(s)")
-        precondition(r > 0, "pixel_shuffle expects a positive upscale_factor, but got \(r)")
+        checkedArguments { try pixelShuffleCheck(input.shape, upscaleFactor: r) }
         let s = input.shape, lead = Array(s.dropLast(3))
         let (c, h, w) = (s[s.count - 3], s[s.count - 2], s[s.count - 1])
-        precondition(c % (r * r) == 0, "pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of upscale_factor, but input.size(-3)=\(c) is not divisible by \(r * r)")
         let k = lead.count
         let blocks = input.reshape(lead + [c / (r * r), r, r, h, w])
         return blocks.permute(Array(0..<k) + [k, k + 3, k + 1, k + 4, k + 2]).reshape(lead + [c / (r * r), h * r, w * r])
+    }
+
+    /// Checks `F.pixelShuffle`'s arguments, with PyTorch's messages.
+    static func pixelShuffleCheck(_ s: [Int], upscaleFactor r: Int) throws {
+        try require(s.count >= 3, "pixel_shuffle expects input to have at least 3 dimensions, but got input with \(s.count) dimension(s)")
+        try require(r > 0, "pixel_shuffle expects a positive upscale_factor, but got \(r)")
+        let c = s[s.count - 3]
+        try require(c % (r * r) == 0, "pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of upscale_factor, but input.size(-3)=\(c) is not divisible by \(r * r)")
     }
 
     /// The inverse of `pixelShuffle`: `(*, C, H·r, W·r)` → `(*, C·r², H, W)`.
