@@ -12,7 +12,7 @@ extension nn.functional {
         case bilinear
         /// The nearest input element (ties to even); no gradient w.r.t. the grid.
         case nearest
-        /// Cubic convolution (A = −0.75) of the 4 × 4 neighbours; 4-D inputs only.
+        /// Cubic convolution (A = −0.75) of the 4ᵏ neighbours (bicubic for 4-D, tricubic for 5-D inputs).
         case bicubic
     }
 
@@ -136,13 +136,16 @@ extension nn.functional {
                 return [far(t + 1), near(t), near(1 - t), far(2 - t)]
             }
             out = torch.zeros([n, c, locations], dtype: input.dtype)
-            for j in 0..<4 {
-                for i in 0..<4 {
-                    let at = [(0, i), (1, j)].map { a, o in
-                        torch.noGrad { padCoordinate(low[a] + Double(o - 1), size: axisSize[a], padding: paddingMode, alignCorners: alignCorners).trunc() }
-                    }
-                    out = out + values(at) * (weights[0][i] * weights[1][j]).unsqueeze(1)
+            for tap in 0..<(1 << (2 * k)) {     // 4^k taps: two bits of `tap` per axis
+                var at: [Tensor] = [], weight: Tensor? = nil
+                for a in 0..<k {
+                    let o = tap >> (2 * a) & 3
+                    at.append(torch.noGrad {
+                        padCoordinate(low[a] + Double(o - 1), size: axisSize[a], padding: paddingMode, alignCorners: alignCorners).trunc()
+                    })
+                    weight = weight.map { $0 * weights[a][o] } ?? weights[a][o]
                 }
+                out = out + values(at) * weight!.unsqueeze(1)
             }
         }
         return out.view([n, c] + outSpatial)
@@ -160,7 +163,6 @@ extension nn.functional {
         let k = inputShape.count - 2
         try require(gridShape[k + 1] == k, "grid_sampler(): expected grid to have size \(k) in last dimension, but got grid with sizes \(shapeString(gridShape))")
         try require(inputShape.dropFirst(2).allSatisfy { $0 > 0 }, "grid_sampler(): expected input to have non-empty spatial dimensions, but input has sizes \(shapeString(inputShape))")
-        try require(mode != .bicubic || k == 2, "grid_sampler(): bicubic interpolation only supports 4D input")
     }
 
     /// A grid value in [−1, 1] as an input position along an axis of `size` elements.

@@ -109,7 +109,7 @@ extension nn.functional {
         let inSizes = Array(inputShape.dropFirst(2))
         switch (size, scaleFactor) {
         case (let s?, nil):
-            try require(s.count == 1 || s.count == k, "Input and output must have the same number of spatial dimensions, but got input with spatial dimensions of \(shapeString(inSizes)) and output size of \(shapeString(s)). Please provide input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format.")
+            try require(s.count == 1 || s.count == k, "Input and output must have the same number of spatial dimensions, but got input with spatial dimensions of \(shapeString(inSizes)) and output size of \(pyTuple(s)). Please provide input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format.")
             let out = s.count == 1 ? Array(repeating: s[0], count: k) : s
             try require(out.allSatisfy { $0 > 0 }, "interpolate: output sizes must be positive, got \(shapeString(out))")
             return (out, nil)

@@ -100,9 +100,9 @@ extension nn.functional {
         let (h, w) = os.count == 1 ? (os[0], os[0]) : (os[0], os[1])
         let (rows, l) = (s[s.count - 2], s[s.count - 1])
         let (kh, kw) = (ax[0].kernel, ax[1].kernel)
-        try require(rows % (kh * kw) == 0, "Expected size of input's dimension \(s.count - 2) to be divisible by the product of kernel_size, but got input.size(\(s.count - 2))=\(rows) and kernel_size=\(pyTuple([kh, kw]))")
+        try require(rows % (kh * kw) == 0, "Expected size of input's dimension 1 to be divisible by the product of kernel_size, but got input.size(1)=\(rows) and kernel_size=\(pyTuple([kh, kw]))")
         let (oh, ow) = (ax[0].blocks(h), ax[1].blocks(w))
-        try require(oh > 0 && ow > 0 && oh * ow == l, "Given output_size=\(pyTuple([h, w])), kernel_size=\(pyTuple([kh, kw])), dilation=\(pyTuple([ax[0].dilation, ax[1].dilation])), padding=\(pyTuple([ax[0].padding, ax[1].padding])), stride=\(pyTuple([ax[0].stride, ax[1].stride])), expected size of input's dimension \(s.count - 1) to match the calculated number of sliding blocks \(oh) * \(ow) = \(oh * ow), but got input.size(\(s.count - 1))=\(l).")
+        try require(oh > 0 && ow > 0 && oh * ow == l, "Given output_size=\(pyTuple([h, w])), kernel_size=\(pyTuple([kh, kw])), dilation=\(pyTuple([ax[0].dilation, ax[1].dilation])), padding=\(pyTuple([ax[0].padding, ax[1].padding])), stride=\(pyTuple([ax[0].stride, ax[1].stride])), expected size of input's dimension 2 to match the calculated number of sliding blocks \(oh) * \(ow) = \(oh * ow), but got input.size(2)=\(l).")
         return (ax, h, w, oh, ow)
     }
 }
