@@ -281,5 +281,13 @@ final class CNNLayersTests: XCTestCase {
         XCTAssertEqual(F.interpolate(torch.randn(1, 1, 4, 4), scaleFactor: 2).shape, [1, 1, 8, 8])
         XCTAssertEqual(F.interpolate(torch.randn(1, 1, 4, 4), scaleFactor: [0.5, 1.5], mode: .area).shape, [1, 1, 2, 6])
         XCTAssertEqual(F.interpolate(torch.randn(1, 1, 4, 4), size: 3, mode: .nearestExact).shape, [1, 1, 3, 3])
+        // PyTorch's node names; uint8 images resize with the nearest modes.
+        let img = torch.randn(1, 1, 4, 4, requiresGrad: true)
+        XCTAssertEqual(F.interpolate(img, size: 3, mode: .bilinear).gradFn?.name, "UpsampleBilinear2DBackward0")
+        XCTAssertEqual(F.interpolate(img, size: 3, mode: .bicubic, antialias: true).gradFn?.name, "UpsampleBicubic2DAaBackward0")
+        XCTAssertEqual(F.interpolate(img, scaleFactor: 2).gradFn?.name, "UpsampleNearest2DBackward0")
+        let bytes = torch.tensor([[[[0, 10], [20, 30]]]]).to(.uint8)
+        XCTAssertEqual(F.interpolate(bytes, scaleFactor: 2).toArray(as: UInt8.self),
+                       [0, 0, 10, 10, 0, 0, 10, 10, 20, 20, 30, 30, 20, 20, 30, 30])
     }
 }

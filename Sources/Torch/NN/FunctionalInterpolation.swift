@@ -38,6 +38,19 @@ extension nn.functional {
         /// Adaptive average pooling to the output size.
         case area
 
+        /// The mode in PyTorch's autograd node names (`UpsampleBilinear2DBackward0`).
+        var nodeName: String {
+            switch self {
+            case .nearest: return "Nearest"
+            case .nearestExact: return "NearestExact"
+            case .linear: return "Linear"
+            case .bilinear: return "Bilinear"
+            case .bicubic: return "Bicubic"
+            case .trilinear: return "Trilinear"
+            case .area: return "Area"
+            }
+        }
+
         /// The input rank the mode needs (nil: 3, 4 or 5).
         var requiredRank: Int? {
             switch self {
@@ -83,11 +96,13 @@ extension nn.functional {
         if mode != .nearest && mode != .nearestExact {
             precondition(input.dtype.isFloatingPoint, "interpolate: \(mode.rawValue) mode needs a floating-point input, got \(input.dtype)")
         }
+        let name = "Upsample" + mode.nodeName + "\(k)D" + (antialias ? "Aa" : "") + "Backward0"
         var out = input
         for i in 0..<k {
             let taps = resamplingTaps(mode: mode, inSize: inSizes[i], outSize: outSizes[i], scale: scales?[i],
                                       alignCorners: alignCorners ?? false, antialias: antialias)
-            out = resample(out, dim: 2 + i, taps)
+            out = input.dtype.isFloatingPoint ? resampleAlongDim(out, dim: 2 + i, taps: taps, name: name)
+                : resample(out, dim: 2 + i, taps)
         }
         return out
     }
@@ -126,7 +141,8 @@ extension nn.functional {
         }
     }
 
-    /// `sum over taps t of x.indexSelect(dim, index[t]) * weight[t]`, the weights broadcast along `dim`.
+    /// `sum over taps t of x.indexSelect(dim, index[t]) * weight[t]`, the weights broadcast along `dim` (the
+    /// nearest modes of integer inputs, such as uint8 images, go this way).
     private static func resample(_ x: Tensor, dim: Int, _ taps: ResamplingTaps) -> Tensor {
         let n = taps.outSize
         var viewShape = [Int](repeating: 1, count: x.dim)
