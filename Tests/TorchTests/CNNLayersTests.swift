@@ -58,7 +58,7 @@ final class CNNLayersTests: XCTestCase {
 
     func testOpsMatchPyTorch() throws {
         let all = try cases("op")
-        XCTAssertEqual(all.count, 64)
+        XCTAssertEqual(all.count, 118)
         var seen = Set<String>()
         for c in all {
             let label = "\(c["op"]!) \(c["args"]!)"
