@@ -28,6 +28,14 @@ def main(run):
         for tag in tags["images"]:
             for e in acc.Images(tag):
                 print("image", tag, "step", e.step, f"{e.width}x{e.height}", len(e.encoded_image_string), "PNG bytes")
+        try:
+            hparams = acc.PluginTagToContent("hparams")
+        except KeyError:
+            hparams = {}
+        from tensorboard.plugins.hparams import plugin_data_pb2
+        for tag, content in hparams.items():
+            data = plugin_data_pb2.HParamsPluginData.FromString(content)
+            print("hparams", tag, data.WhichOneof("data"), str(getattr(data, data.WhichOneof("data"))).replace("\n", " ")[:160])
         for tag in tags["tensors"]:
             for e in acc.Tensors(tag):
                 print("tensor", tag, "step", e.step, e.tensor_proto.string_val)

@@ -86,6 +86,7 @@ final class TensorBoardTests: XCTestCase {
         writer.addImages("batch", torch.zeros(10, 3, 2, 2, dtype: .uint8) + 200, 3)
         writer.addHistogram("hist", torch.tensor((0..<200).map { sin(Double($0) * 0.7) * 3 + Double($0 % 5) }), 4)
         writer.addScalars("run/loss", ["train": 1.5, "test": 2.5], 4)
+        writer.addHparams(["lr": 0.1, "bsize": 32, "optimizer": "sgd"], ["hparam/accuracy": 0.93], runName: "hp")
         try writer.flush()
         // Flushed records are readable while the writer is still open.
         let records = try readRecords(writer.eventFilePath)
@@ -133,6 +134,28 @@ final class TensorBoardTests: XCTestCase {
             XCTAssertEqual(s.value[field: 1]?.string, "run/loss")
             XCTAssertEqual(s.value[field: 2]?.float, Float(v))
         }
+    }
+
+    func testHparamsWritePluginSummaries() throws {
+        let dir = try makeTemporaryFolder(self).appendingPathComponent("run4").path
+        let writer = try SummaryWriter(logDir: dir)
+        writer.addHparams(["lr": 0.1, "optimizer": "sgd"], ["hparam/accuracy": 0.93], runName: "trial")
+        try writer.close()
+        let sub = (dir as NSString).appendingPathComponent("trial")
+        let file = try XCTUnwrap(FileManager.default.contentsOfDirectory(atPath: sub).first)
+        let values = try readRecords((sub as NSString).appendingPathComponent(file)).dropFirst().compactMap(summaryValue)
+        XCTAssertEqual(values.map { $0.value[field: 1]!.string },
+                       ["_hparams_/experiment", "_hparams_/session_start_info", "_hparams_/session_end_info", "hparam/accuracy"])
+        let plugin = values[0].value[field: 9]!.message[field: 1]!.message
+        XCTAssertEqual(plugin[field: 1]?.string, "hparams")
+        let experiment = plugin[field: 2]!.message[field: 2]!.message
+        let infos = experiment.filter { $0.0 == 4 }.map { $0.1.message }
+        XCTAssertEqual(infos.map { $0[field: 1]!.string }, ["lr", "optimizer"])
+        XCTAssertEqual(infos.map { $0[field: 4]!.int }, [3, 1])   // FLOAT64, STRING
+        let start = values[1].value[field: 9]!.message[field: 1]!.message[field: 2]!.message[field: 3]!.message
+        let lr = start.filter { $0.0 == 1 }.map { $0.1.message }.first { $0[field: 1]?.string == "lr" }!
+        XCTAssertEqual(lr[field: 2]!.message[field: 2]?.double, 0.1)
+        XCTAssertEqual(values[3].value[field: 2]?.float, Float(0.93))
     }
 
     func testHistogramMatchesPyTorch() throws {

@@ -34,10 +34,10 @@ extension utils.tensorboard {
         public let logDir: String
         private let flushSecs: Double
         private let filenameSuffix: String
-        private let writer: EventFileWriter
+        let writer: EventFileWriter
         /// addScalars' writers, one per sub-folder.
         private var scalarWriters: [String: EventFileWriter] = [:]
-        private var pendingError: Error?
+        var pendingError: Error?
 
         /// - Parameters:
         ///   - logDir: the run folder; default `runs/<MonDD_HH-MM-SS>_<host><comment>` as PyTorch.
@@ -67,7 +67,7 @@ extension utils.tensorboard {
         /// PyTorch's `get_logdir()`.
         public func getLogdir() -> String { logDir }
 
-        private func emit(_ w: EventFileWriter, _ value: ProtoWriter, _ step: Int?, _ walltime: Double?) {
+        func emit(_ w: EventFileWriter, _ value: ProtoWriter, _ step: Int?, _ walltime: Double?) {
             let event = TBProto.event(wallTime: walltime ?? Date().timeIntervalSince1970, step: step ?? 0, value: value)
             do {
                 try w.writeRecord(event)
