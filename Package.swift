@@ -13,6 +13,8 @@ let examples: [(name: String, folder: String, vision: Bool)] = [
     ("checkpoint", "Checkpoint", false),
     ("conv-net", "ConvNet", false),
     ("lenet5", "LeNet5", true),
+    ("resnet18", "ResNet18", true),
+    ("edge-detection", "EdgeDetection", true),
 ]
 
 let package = Package(

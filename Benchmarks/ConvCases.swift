@@ -1,5 +1,6 @@
 // Convolution cases (issue 9, "Speed"): a 64→64 3×3 convolution forward and forward+backward, 2×2 max pooling
-// forward+backward, tutorial 001's LeNet-5 train step and one Fashion-MNIST epoch of the issue's CNN.
+// forward+backward, tutorial 001's LeNet-5 train step, one Fashion-MNIST epoch of the issue's CNN, and ResNet-18
+// inference and training steps.
 // Twins in scripts/bench_pytorch.py.
 import Torch
 import TorchVision
@@ -94,4 +95,37 @@ func registerConvCases() {
     register("maxpool2d_fwdbwd", "F.max_pool2d(x, 2, 2) forward + backward, x 64x6x28x28 (ms)", maxPoolCase)
     register("lenet5_step", threads: [1, 2], "tutorial 001 LeNet-5 train step, batch 64 3x32x32, SGD momentum 0.9 (ms)", lenetStepCase)
     register("cnn_epoch", "2 conv+BN+pool, 2 linear CNN, one Fashion-MNIST epoch, batch 64, Adam (s)", cnnEpochCase)
+    register("resnet18_fwd", "torchvision resnet18 eval forward, batch 1 of 3x224x224, no grad (ms)", resnet18ForwardCase)
+    register("resnet18_step", threads: [1, 2], "resnet18 (fc -> 10 classes) train step, batch 32 of 3x32x32, SGD momentum 0.9 (ms)",
+             resnet18StepCase)
+}
+
+/// torchvision's ResNet-18 in eval mode, one 3×224×224 image under noGrad (ms).
+func resnet18ForwardCase(_ s: BenchSettings) -> BenchResult {
+    let model = models.resnet18()
+    model.eval()
+    let x = torch.randn(1, 3, 224, 224)
+    let t = measure(s) { iters in
+        torch.noGrad { for _ in 0..<iters { discard(model(x)) } }
+    }
+    return .millis(t)
+}
+
+/// Tutorial 001's ResNet-18 (`fc` replaced by Linear(512, 10)) train step on a batch of 32 3×32×32 images:
+/// forward, CrossEntropyLoss, zero_grad, backward, SGD momentum 0.9 step (ms).
+func resnet18StepCase(_ s: BenchSettings) -> BenchResult {
+    let model = models.resnet18()
+    model.fc = nn.Linear(512, 10)
+    model.train()
+    let x = torch.randn(32, 3, 32, 32), y = torch.randint(0, 10, [32])
+    let criterion = nn.CrossEntropyLoss()
+    let optimizer = optim.SGD(model.parameters(), lr: 0.001, momentum: 0.9)
+    let t = measure(s) { iters in
+        for _ in 0..<iters {
+            optimizer.zeroGrad()
+            criterion(model(x), y).backward()
+            optimizer.step()
+        }
+    }
+    return .millis(t)
 }

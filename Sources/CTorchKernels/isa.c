@@ -90,3 +90,9 @@ size_t ct_prefetch_min_bytes(void) {
   atomic_store_explicit(&g_prefetch_min, v, memory_order_relaxed);
   return v;
 }
+
+size_t ct_set_prefetch_min_bytes(size_t bytes) {
+  size_t old = ct_prefetch_min_bytes();
+  atomic_store_explicit(&g_prefetch_min, bytes ? bytes : 1, memory_order_relaxed);
+  return old;
+}

@@ -66,8 +66,22 @@ final class VectorMathAccuracyTests: XCTestCase {
         XCTAssertEqual(Array(y[5...]), [.infinity, 0, 0, .infinity])
     }
 
-    /// Sizes either side of CT_PREFETCH_MIN_BYTES, with odd lengths so tails are exercised.
-    private let largeCount = Int(CT_PREFETCH_MIN_BYTES) / 4 * 3 + 37
+    /// The prefetch threshold forced to 1 MB (whatever this CPU's policy says) for the streaming tests.
+    private let forcedPrefetchBytes = 1 << 20
+    /// Sizes either side of the forced threshold, with odd lengths so tails are exercised.
+    private var largeCount: Int { forcedPrefetchBytes / 4 * 3 + 37 }
+
+    override func setUp() {
+        super.setUp()
+        savedPrefetchBytes = ct_set_prefetch_min_bytes(forcedPrefetchBytes)
+    }
+
+    override func tearDown() {
+        ct_set_prefetch_min_bytes(savedPrefetchBytes)
+        super.tearDown()
+    }
+
+    private var savedPrefetchBytes = 0
 
     /// A large exp / tanh / sigmoid (prefetching, chunked) gives the same bits as the same values
     /// computed in small pieces (the plain loop).

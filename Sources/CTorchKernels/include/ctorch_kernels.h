@@ -52,6 +52,9 @@ void ct_parallel_for(int64_t n, int64_t grain, ct_range_fn fn, void *ctx);
 /// reports (vendor, cache sizes), overridable with CTORCH_PREFETCH_MIN_BYTES=<bytes>|off; the
 /// rule and the measurements behind it are in isa.c.
 size_t ct_prefetch_min_bytes(void);
+/// Replaces the policy's threshold (SIZE_MAX: never prefetch), for tests and measurements that must
+/// exercise one path whatever the CPU; returns the previous value.
+size_t ct_set_prefetch_min_bytes(size_t bytes);
 /// How far ahead (bytes) a streaming loop prefetches.
 #define CT_PREFETCH_DISTANCE 4096
 
