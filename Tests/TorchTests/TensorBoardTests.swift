@@ -124,6 +124,12 @@ final class TensorBoardTests: XCTestCase {
         let writer = try SummaryWriter(logDir: dir)
         writer.addScalars("run/loss", ["train": 1.5, "test": 2.5], 4)
         try writer.close()
+        // Logging after close() starts a new file, as PyTorch does.
+        let first = writer.eventFilePath
+        writer.addScalar("after", 1, 9)
+        try writer.close()
+        XCTAssertNotEqual(writer.eventFilePath, first)
+        XCTAssertEqual(summaryValue(try readRecords(writer.eventFilePath)[1])?.step, 9)
         for (key, v) in [("train", 1.5), ("test", 2.5)] {
             let sub = (dir as NSString).appendingPathComponent("run_loss_\(key)")
             let files = try FileManager.default.contentsOfDirectory(atPath: sub)
