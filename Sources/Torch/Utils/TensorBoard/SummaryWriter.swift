@@ -97,6 +97,16 @@ extension utils.tensorboard {
             emit(mainWriter(), TBProto.scalar(tag, value), globalStep, walltime)
         }
 
+        /// Logs a `Float` or other floating-point number.
+        public func addScalar<V: BinaryFloatingPoint>(_ tag: String, _ value: V, _ globalStep: Int? = nil, walltime: Double? = nil) {
+            addScalar(tag, Double(value), globalStep, walltime: walltime)
+        }
+
+        /// Logs an integer count (stored as float32, as PyTorch).
+        public func addScalar<V: BinaryInteger>(_ tag: String, _ value: V, _ globalStep: Int? = nil, walltime: Double? = nil) {
+            addScalar(tag, Double(value), globalStep, walltime: walltime)
+        }
+
         /// Logs a one-element tensor, e.g. a loss: `writer.addScalar("Loss/train", loss, epoch)`.
         public func addScalar(_ tag: String, _ value: Tensor, _ globalStep: Int? = nil, walltime: Double? = nil) {
             precondition(value.numel == 1, "add_scalar: expected a tensor with one element but got shape \(value.shape)")
