@@ -80,6 +80,8 @@ final class TensorBoardTests: XCTestCase {
         let writer = try SummaryWriter(logDir: dir)
         for step in 0..<3 { writer.addScalar("Loss/train", 1.0 / Double(step + 1), step) }
         writer.addScalar("Loss/test", torch.tensor(0.25), 7)
+        writer.addScalar("Acc/int", 42, 8)
+        writer.addScalar("Acc/float", Float(0.5), 8)
         writer.addText("notes", "hello *world*", 1)
         let img = torch.linspace(0, 1, steps: 12).reshape([1, 3, 4])     // CHW, one channel → RGB
         writer.addImage("img", img, 2)
@@ -94,10 +96,10 @@ final class TensorBoardTests: XCTestCase {
         XCTAssertTrue((writer.eventFilePath as NSString).lastPathComponent.hasPrefix("events.out.tfevents."))
         let values = records.dropFirst().compactMap(summaryValue)
         let scalars = values.filter { $0.value[field: 2] != nil }
-        XCTAssertEqual(values.count, 8)
-        XCTAssertEqual(scalars.map { $0.value[field: 1]!.string }, ["Loss/train", "Loss/train", "Loss/train", "Loss/test"])
-        XCTAssertEqual(scalars.map { $0.step }, [0, 1, 2, 7])
-        XCTAssertEqual(scalars.map { $0.value[field: 2]!.float }, [1, 0.5, Float(1.0 / 3.0), 0.25])
+        XCTAssertEqual(values.count, 10)
+        XCTAssertEqual(scalars.map { $0.value[field: 1]!.string }, ["Loss/train", "Loss/train", "Loss/train", "Loss/test", "Acc/int", "Acc/float"])
+        XCTAssertEqual(scalars.map { $0.step }, [0, 1, 2, 7, 8, 8])
+        XCTAssertEqual(scalars.map { $0.value[field: 2]!.float }, [1, 0.5, Float(1.0 / 3.0), 0.25, 42, 0.5])
         let text = try XCTUnwrap(values.first { $0.value[field: 1]!.string == "notes/text_summary" })
         let tensor = text.value[field: 8]!.message
         XCTAssertEqual(tensor[field: 1]?.int, 7)
@@ -124,6 +126,12 @@ final class TensorBoardTests: XCTestCase {
         let writer = try SummaryWriter(logDir: dir)
         writer.addScalars("run/loss", ["train": 1.5, "test": 2.5], 4)
         try writer.close()
+        // Logging after close() starts a new file, as PyTorch does.
+        let first = writer.eventFilePath
+        writer.addScalar("after", 1, 9)
+        try writer.close()
+        XCTAssertNotEqual(writer.eventFilePath, first)
+        XCTAssertEqual(summaryValue(try readRecords(writer.eventFilePath)[1])?.step, 9)
         for (key, v) in [("train", 1.5), ("test", 2.5)] {
             let sub = (dir as NSString).appendingPathComponent("run_loss_\(key)")
             let files = try FileManager.default.contentsOfDirectory(atPath: sub)

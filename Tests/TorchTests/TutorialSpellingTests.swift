@@ -28,6 +28,14 @@ final class TutorialSpellingTests: XCTestCase {
         XCTAssertEqual(torch.randint(0, 10, [4], device: device).shape, [4])
         XCTAssertEqual(torch.zerosLike(x, device: device).shape, [4, 3])
         XCTAssertEqual(torch.randperm(4, device: device).shape, [4])
+        // requiresGrad: on the floating creation functions too.
+        XCTAssertTrue(torch.arange(0.0, 3.0, requiresGrad: true).requiresGrad)
+        XCTAssertTrue(torch.linspace(0, 1, steps: 4, requiresGrad: true).requiresGrad)
+        XCTAssertTrue(torch.linspace(0, 1, steps: 1, requiresGrad: true).requiresGrad)
+        XCTAssertTrue(torch.logspace(0, 1, steps: 3, requiresGrad: true).requiresGrad)
+        XCTAssertTrue(torch.randnLike(x, requiresGrad: true).requiresGrad)
+        XCTAssertTrue(torch.normal(0, 1, [2], requiresGrad: true).requiresGrad)
+        XCTAssertFalse(torch.arange(0.0, 3.0).requiresGrad)
     }
 
     func testDataIsADetachedViewThatCanBeAssigned() {

@@ -149,9 +149,9 @@ extension torch {
         device.checkAvailable("fullLike")
         return full(t.shape, value, dtype: dtype ?? t.dtype, requiresGrad: requiresGrad)
     }
-    public static func emptyLike(_ t: Tensor, dtype: DType? = nil, device: Device = .cpu) -> Tensor {
+    public static func emptyLike(_ t: Tensor, dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
         device.checkAvailable("emptyLike")
-        return empty(t.shape, dtype: dtype ?? t.dtype)
+        return requiringGrad(empty(t.shape, dtype: dtype ?? t.dtype), requiresGrad)
     }
 
     /// Identity matrix n×m (m defaults to n).
@@ -165,23 +165,23 @@ extension torch {
     }
 
     /// Values `start, start+step, ... < end`. Integer arguments give int64, otherwise the default float type.
-    public static func arange(_ end: Int, dtype: DType? = nil, device: Device = .cpu) -> Tensor {
+    public static func arange(_ end: Int, dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
         device.checkAvailable("arange")
-        return arange(0, end, 1, dtype: dtype)
+        return requiringGrad(arange(0, end, 1, dtype: dtype), requiresGrad)
     }
-    public static func arange(_ start: Int, _ end: Int, _ step: Int = 1, dtype: DType? = nil, device: Device = .cpu) -> Tensor {
+    public static func arange(_ start: Int, _ end: Int, _ step: Int = 1, dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
         device.checkAvailable("arange")
         precondition(step != 0, "arange: step must be nonzero")
         precondition((end - start) * step.signum() >= 0, "arange: upper bound and larger bound inconsistent with step sign")
         let n = Swift.max(0, (end - start + step - step.signum()) / step)
         let vals = (0..<n).map { Int64(start + $0 * step) }
-        return Tensor(vals, shape: [n]).to(dtype ?? .int64)
+        return requiringGrad(Tensor(vals, shape: [n]).to(dtype ?? .int64), requiresGrad)
     }
-    public static func arange(_ end: Double, dtype: DType? = nil, device: Device = .cpu) -> Tensor {
+    public static func arange(_ end: Double, dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
         device.checkAvailable("arange")
-        return arange(0, end, 1, dtype: dtype)
+        return requiringGrad(arange(0, end, 1, dtype: dtype), requiresGrad)
     }
-    public static func arange(_ start: Double, _ end: Double, _ step: Double = 1, dtype: DType? = nil, device: Device = .cpu) -> Tensor {
+    public static func arange(_ start: Double, _ end: Double, _ step: Double = 1, dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
         device.checkAvailable("arange")
         precondition(step != 0, "arange: step must be nonzero")
         precondition((end - start) * step >= 0, "arange: upper bound and larger bound inconsistent with step sign")
@@ -201,18 +201,18 @@ extension torch {
             }
         }
         while i < n { vals[i] = start.addingProduct(step, Double(i)); i += 1 }
-        return Tensor(vals, shape: [n]).to(dt)
+        return requiringGrad(Tensor(vals, shape: [n]).to(dt), requiresGrad)
     }
 
     /// `steps` evenly spaced values from `start` to `end` inclusive.
     ///
     /// Computed like PyTorch's CPU kernel, in the output's precision (float32 arithmetic for
     /// float32), the first half counting up from `start` and the second half down from `end`.
-    public static func linspace(_ start: Double, _ end: Double, steps: Int, dtype: DType? = nil, device: Device = .cpu) -> Tensor {
+    public static func linspace(_ start: Double, _ end: Double, steps: Int, dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
         device.checkAvailable("linspace")
         precondition(steps >= 0, "linspace: number of steps must be non-negative")
         let dt = dtype ?? torch.defaultDType
-        if steps == 1 { return full([1], start, dtype: dt) }
+        if steps == 1 { return requiringGrad(full([1], start, dtype: dt), requiresGrad) }
         let half = steps / 2
         func values<T: BinaryFloatingPoint>(_ s: T, _ e: T) -> [T] {
             // Fused multiply-adds, as in PyTorch's (AVX2-built) kernel.
@@ -220,22 +220,22 @@ extension torch {
             return (0..<steps).map { i in i < half ? s.addingProduct(step, T(i)) : e.addingProduct(-step, T(steps - i - 1)) }
         }
         switch dt {
-        case .float64: return Tensor(values(start, end), shape: [steps])
-        case .float32, .float16, .bfloat16: return Tensor(values(Float(start), Float(end)), shape: [steps]).to(dt)
+        case .float64: return requiringGrad(Tensor(values(start, end), shape: [steps]), requiresGrad)
+        case .float32, .float16, .bfloat16: return requiringGrad(Tensor(values(Float(start), Float(end)), shape: [steps]).to(dt), requiresGrad)
         default:
             // Integer outputs: integer endpoints, a double step, truncation.
             let v = values(Double(Int64(torchDouble: start)), Double(Int64(torchDouble: end)))
-            return Tensor(v.map { Int64(torchDouble: $0) }, shape: [steps]).to(dt)
+            return requiringGrad(Tensor(v.map { Int64(torchDouble: $0) }, shape: [steps]).to(dt), requiresGrad)
         }
     }
-    public static func linspace(_ start: Double, _ end: Double, _ steps: Int, dtype: DType? = nil, device: Device = .cpu) -> Tensor {
+    public static func linspace(_ start: Double, _ end: Double, _ steps: Int, dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
         device.checkAvailable("linspace")
-        return linspace(start, end, steps: steps, dtype: dtype)
+        return requiringGrad(linspace(start, end, steps: steps, dtype: dtype), requiresGrad)
     }
 
     /// `steps` values `base^x` for x evenly spaced from start to end (PyTorch's CPU formula: the
     /// endpoints rounded to the output type, exponents and powers in double).
-    public static func logspace(_ start: Double, _ end: Double, steps: Int, base: Double = 10, dtype: DType? = nil, device: Device = .cpu) -> Tensor {
+    public static func logspace(_ start: Double, _ end: Double, steps: Int, base: Double = 10, dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
         device.checkAvailable("logspace")
         precondition(steps >= 0, "logspace: number of steps must be non-negative")
         let dt = dtype ?? torch.defaultDType
@@ -246,12 +246,12 @@ extension torch {
             let fs = Float(start), fe = Float(end)
             (s, e, span) = (Double(fs), Double(fe), Double(fe - fs))
         }
-        if steps == 1 { return Tensor([Glibc.pow(base, s)], shape: [1]).to(dt) }
+        if steps == 1 { return requiringGrad(Tensor([Glibc.pow(base, s)], shape: [1]).to(dt), requiresGrad) }
         let step = span / Double(steps - 1), half = steps / 2
         let vals = (0..<steps).map { i in
             Glibc.pow(base, i < half ? s + step * Double(i) : e - step * Double(steps - i - 1))
         }
-        return Tensor(vals, shape: [steps]).to(dt)
+        return requiringGrad(Tensor(vals, shape: [steps]).to(dt), requiresGrad)
     }
 
     // MARK: Random
@@ -299,11 +299,11 @@ extension torch {
         return randint(0, high, shape, dtype: dtype, generator: generator)
     }
     /// Normal samples with the given mean and standard deviation.
-    public static func normal(_ mean: Double, _ std: Double, _ shape: [Int], dtype: DType? = nil, device: Device = .cpu, generator: Generator? = nil) -> Tensor {
+    public static func normal(_ mean: Double, _ std: Double, _ shape: [Int], dtype: DType? = nil, device: Device = .cpu, generator: Generator? = nil, requiresGrad: Bool = false) -> Tensor {
         device.checkAvailable("normal")
         let t = empty(shape, dtype: dtype)
         t.normal_(mean, std, generator: generator)
-        return t
+        return requiringGrad(t, requiresGrad)
     }
     /// Elementwise normal samples: `normal(meanTensor, stdTensor)`.
     public static func normal(_ mean: Tensor, _ std: Tensor, generator: Generator? = nil) -> Tensor {
@@ -323,13 +323,13 @@ extension torch {
         }
         return Tensor(r, shape: [n]).to(dtype)
     }
-    public static func randLike(_ t: Tensor, dtype: DType? = nil, device: Device = .cpu, generator: Generator? = nil) -> Tensor {
+    public static func randLike(_ t: Tensor, dtype: DType? = nil, device: Device = .cpu, generator: Generator? = nil, requiresGrad: Bool = false) -> Tensor {
         device.checkAvailable("randLike")
-        return rand(t.shape, dtype: dtype ?? t.dtype, generator: generator)
+        return requiringGrad(rand(t.shape, dtype: dtype ?? t.dtype, generator: generator), requiresGrad)
     }
-    public static func randnLike(_ t: Tensor, dtype: DType? = nil, device: Device = .cpu, generator: Generator? = nil) -> Tensor {
+    public static func randnLike(_ t: Tensor, dtype: DType? = nil, device: Device = .cpu, generator: Generator? = nil, requiresGrad: Bool = false) -> Tensor {
         device.checkAvailable("randnLike")
-        return randn(t.shape, dtype: dtype ?? t.dtype, generator: generator)
+        return requiringGrad(randn(t.shape, dtype: dtype ?? t.dtype, generator: generator), requiresGrad)
     }
     public static func randintLike(_ t: Tensor, _ low: Int, _ high: Int, generator: Generator? = nil) -> Tensor {
         randint(low, high, t.shape, dtype: t.dtype, generator: generator)
@@ -392,4 +392,11 @@ extension Tensor {
             storage.bumpVersion()
         }
     }
+}
+
+
+/// `t` with `requiresGrad` set when asked (creation functions' `requiresGrad:` argument).
+private func requiringGrad(_ t: Tensor, _ on: Bool) -> Tensor {
+    if on { t.requiresGrad = true }
+    return t
 }

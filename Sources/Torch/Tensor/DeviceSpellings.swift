@@ -74,6 +74,8 @@ extension Tensor {
             strides = newValue.strides
             storageOffset = newValue.storageOffset
             dtype = newValue.dtype
+            // The new storage is no longer the old base's: stop treating this tensor as its view.
+            viewBase = nil
         }
     }
 }

@@ -78,9 +78,12 @@ final class EventFileWriter {
 
     deinit { if fd >= 0 { _ = Glibc.close(fd) } }
 
+    /// True after `close()`.
+    var isClosed: Bool { fd < 0 }
+
     /// Frames `event` (a serialized Event) and writes it.
     func writeRecord(_ event: [UInt8]) throws {
-        precondition(fd >= 0, "SummaryWriter: the writer was closed; create a new SummaryWriter to log more")
+        precondition(fd >= 0, "SummaryWriter: internal error: writing to a closed event file")
         let record = tfRecord(event)
         try record.withUnsafeBytes { try serializationWriteAll(fd: fd, $0.baseAddress!, $0.count, path: path) }
         if Date().timeIntervalSince1970 - lastSync >= flushSecs { try flush() }

@@ -89,10 +89,7 @@ extension utils.tensorboard.SummaryWriter {
             for (k, v) in metricDict.sorted(by: { $0.key < $1.key }) { sub.addScalar(k, v, globalStep) }
             try sub.close()
         } catch {
-            if pendingError == nil {
-                FileHandle.standardError.write(Data("SummaryWriter.addHparams: \(error)\n".utf8))
-                pendingError = error
-            }
+            record(error)
         }
     }
 }

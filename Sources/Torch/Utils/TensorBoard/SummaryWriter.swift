@@ -34,7 +34,7 @@ extension utils.tensorboard {
         public let logDir: String
         private let flushSecs: Double
         private let filenameSuffix: String
-        let writer: EventFileWriter
+        private(set) var writer: EventFileWriter
         /// addScalars' writers, one per sub-folder.
         private var scalarWriters: [String: EventFileWriter] = [:]
         var pendingError: Error?
@@ -67,21 +67,44 @@ extension utils.tensorboard {
         /// PyTorch's `get_logdir()`.
         public func getLogdir() -> String { logDir }
 
-        func emit(_ w: EventFileWriter, _ value: ProtoWriter, _ step: Int?, _ walltime: Double?) {
-            let event = TBProto.event(wallTime: walltime ?? Date().timeIntervalSince1970, step: step ?? 0, value: value)
-            do {
-                try w.writeRecord(event)
-            } catch {
-                if pendingError == nil {
-                    FileHandle.standardError.write(Data("SummaryWriter: \(error)\n".utf8))
-                    pendingError = error
+        /// Remembers the first failure for the next `flush()`/`close()` and reports it once.
+        func record(_ error: Error) {
+            if pendingError == nil {
+                FileHandle.standardError.write(Data("SummaryWriter: \(error)\n".utf8))
+                pendingError = error
+            }
+        }
+
+        /// The main event file; after `close()` a new one is started, as PyTorch does.
+        private func mainWriter() -> EventFileWriter? {
+            if writer.isClosed {
+                do { writer = try EventFileWriter(logDir: logDir, flushSecs: flushSecs, filenameSuffix: filenameSuffix) } catch {
+                    record(error)
+                    return nil
                 }
             }
+            return writer
+        }
+
+        func emit(_ w: EventFileWriter?, _ value: ProtoWriter, _ step: Int?, _ walltime: Double?) {
+            guard let w else { return }
+            let event = TBProto.event(wallTime: walltime ?? Date().timeIntervalSince1970, step: step ?? 0, value: value)
+            do { try w.writeRecord(event) } catch { record(error) }
         }
 
         /// Logs one number (`add_scalar`), stored as float32 like PyTorch.
         public func addScalar(_ tag: String, _ value: Double, _ globalStep: Int? = nil, walltime: Double? = nil) {
-            emit(writer, TBProto.scalar(tag, value), globalStep, walltime)
+            emit(mainWriter(), TBProto.scalar(tag, value), globalStep, walltime)
+        }
+
+        /// Logs a `Float` or other floating-point number.
+        public func addScalar<V: BinaryFloatingPoint>(_ tag: String, _ value: V, _ globalStep: Int? = nil, walltime: Double? = nil) {
+            addScalar(tag, Double(value), globalStep, walltime: walltime)
+        }
+
+        /// Logs an integer count (stored as float32, as PyTorch).
+        public func addScalar<V: BinaryInteger>(_ tag: String, _ value: V, _ globalStep: Int? = nil, walltime: Double? = nil) {
+            addScalar(tag, Double(value), globalStep, walltime: walltime)
         }
 
         /// Logs a one-element tensor, e.g. a loss: `writer.addScalar("Loss/train", loss, epoch)`.
@@ -104,10 +127,7 @@ extension utils.tensorboard {
                     do {
                         w = try EventFileWriter(logDir: dir, flushSecs: flushSecs, filenameSuffix: filenameSuffix)
                     } catch {
-                        if pendingError == nil {
-                            FileHandle.standardError.write(Data("SummaryWriter: \(error)\n".utf8))
-                            pendingError = error
-                        }
+                        record(error)
                         continue
                     }
                     scalarWriters[dir] = w
@@ -121,14 +141,14 @@ extension utils.tensorboard {
         public func addHistogram(_ tag: String, _ values: Tensor, _ globalStep: Int? = nil, bins: String = "auto",
                                  walltime: Double? = nil) {
             let h = HistogramSummary(values.detach().toArray(as: Double.self), bins: bins)
-            emit(writer, TBProto.histogram(tag, h), globalStep, walltime)
+            emit(mainWriter(), TBProto.histogram(tag, h), globalStep, walltime)
         }
 
         /// Logs a histogram with `bins` equal-width bins.
         public func addHistogram(_ tag: String, _ values: Tensor, _ globalStep: Int? = nil, bins: Int,
                                  walltime: Double? = nil) {
             let h = HistogramSummary(values.detach().toArray(as: Double.self), bins: nil, binCount: bins)
-            emit(writer, TBProto.histogram(tag, h), globalStep, walltime)
+            emit(mainWriter(), TBProto.histogram(tag, h), globalStep, walltime)
         }
 
         /// Logs an image (`add_image`): `dataformats` "CHW" (default), "HWC" or "HW"; float values
@@ -137,19 +157,19 @@ extension utils.tensorboard {
         public func addImage(_ tag: String, _ img: Tensor, _ globalStep: Int? = nil, walltime: Double? = nil,
                              dataformats: String = "CHW") {
             let (png, h, w, c) = tensorBoardPNG(img, dataformats: dataformats)
-            emit(writer, TBProto.image(tag, png: png, height: h, width: w, channels: c), globalStep, walltime)
+            emit(mainWriter(), TBProto.image(tag, png: png, height: h, width: w, channels: c), globalStep, walltime)
         }
 
         /// Logs a batch of images as one grid, 8 a row (`add_images`); `dataformats` "NCHW" or "NHWC".
         public func addImages(_ tag: String, _ imgs: Tensor, _ globalStep: Int? = nil, walltime: Double? = nil,
                               dataformats: String = "NCHW") {
             let (png, h, w, c) = tensorBoardPNG(imgs, dataformats: dataformats)
-            emit(writer, TBProto.image(tag, png: png, height: h, width: w, channels: c), globalStep, walltime)
+            emit(mainWriter(), TBProto.image(tag, png: png, height: h, width: w, channels: c), globalStep, walltime)
         }
 
         /// Logs text (`add_text`), shown by TensorBoard's text plugin under `<tag>/text_summary`.
         public func addText(_ tag: String, _ text: String, _ globalStep: Int? = nil, walltime: Double? = nil) {
-            emit(writer, TBProto.text(tag, text), globalStep, walltime)
+            emit(mainWriter(), TBProto.text(tag, text), globalStep, walltime)
         }
 
         /// Syncs every event file to disk.
@@ -160,12 +180,14 @@ extension utils.tensorboard {
             for w in scalarWriters.values { try w.flush() }
         }
 
-        /// Syncs and closes the event files; adding more afterwards stops with a message.
+        /// Syncs and closes the event files. Adding more afterwards starts new files, as in PyTorch.
         public func close() throws {
             let e = pendingError
             pendingError = nil
+            let subWriters = scalarWriters.values
+            scalarWriters = [:]
             try writer.close()
-            for w in scalarWriters.values { try w.close() }
+            for w in subWriters { try w.close() }
             if let e { throw e }
         }
     }
