@@ -257,4 +257,40 @@ final class VisionDatasetsTests: XCTestCase {
         XCTAssertEqual(torch.rand(3).toArray(as: Float.self), a)
         XCTAssertEqual(ds[3].0.toArray(as: Float.self), ds[3].0.toArray(as: Float.self))
     }
+
+    // MARK: - SVHN
+
+    func testSVHNMatchesTorchvision() throws {
+        var checked = 0
+        for c in try cases("cifar") where c["kind"] as? String == "SVHN" {
+            let split = datasets.SVHN.Split(rawValue: c["split"] as! String)!
+            let ds = try datasets.SVHN("\(cifarRoot)/svhn", split: split)
+            XCTAssertEqual(ds.labels, c["labels"] as! [Int])
+            XCTAssertEqual(ds.data.shape, c["shape"] as! [Int])
+            let v = ds.data.toArray(as: UInt8.self)
+            var (sum, wsum) = (Int64(0), Int64(0))
+            for (i, x) in v.enumerated() { sum += Int64(x); wsum += Int64(x) * Int64(i % 1000 + 1) }
+            XCTAssertEqual(sum, (c["dataSum"] as! NSNumber).int64Value)
+            XCTAssertEqual(wsum, (c["dataWsum"] as! NSNumber).int64Value)
+            assertSameValues(ds[0].0.permute(2, 0, 1), tensor(c["sample0"]!))
+            let lines = ds.description.split(separator: "\n").filter { !$0.contains("Root location") }
+            XCTAssertEqual(lines, (c["repr"] as! String).split(separator: "\n").filter { !$0.contains("Root location") })
+            let (x, _) = try XCTUnwrap(datasets.SVHN("\(cifarRoot)/svhn", split: split, transform: transforms.ToTensor()).collatedBatch([0]))
+            assertSameValues(x[0], transforms.ToTensor()(ds[0].0))
+            checked += 1
+        }
+        XCTAssertEqual(checked, 2)
+        let missing = errorText { try datasets.SVHN(cifarRoot, split: .extra) }
+        XCTAssertTrue(missing.contains("extra_32x32.mat") && missing.contains("housenumbers"), missing)
+        // Damaged files: a truncated copy and a file that is no MATLAB file.
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let good = try Data(contentsOf: URL(fileURLWithPath: "\(cifarRoot)/svhn/train_32x32.mat"))
+        try good.prefix(good.count - 100).write(to: URL(fileURLWithPath: "\(dir)/train_32x32.mat"))
+        let truncated = errorText { try datasets.SVHN(dir) }
+        XCTAssertTrue(truncated.contains("\(dir)/train_32x32.mat") && truncated.contains("invalid file"), truncated)
+        try Data(repeating: 7, count: 300).write(to: URL(fileURLWithPath: "\(dir)/test_32x32.mat"))
+        let notMat = errorText { try datasets.SVHN(dir, split: .test) }
+        XCTAssertTrue(notMat.contains("not a little-endian MATLAB 5 file"), notMat)
+    }
 }
