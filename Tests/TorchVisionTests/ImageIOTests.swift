@@ -124,7 +124,7 @@ final class ImageIOTests: XCTestCase {
             assertJPEGClose(Summary(try io.decodeJPEG(bytes, mode: mode(m))), Summary(c), "\(name) \(m)")
             checked += 1
         }
-        XCTAssertEqual(checked, 5 * 3)
+        XCTAssertEqual(checked, 6 * 3)
     }
 
     func testSixteenBitPNGGivesInt32Values() throws {
