@@ -11,6 +11,8 @@ let examples: [(name: String, folder: String, vision: Bool)] = [
     ("fashion-mnist-mlp", "FashionMNISTMLP", true),
     ("convert-checkpoint", "ConvertCheckpoint", false),
     ("checkpoint", "Checkpoint", false),
+    ("conv-net", "ConvNet", false),
+    ("lenet5", "LeNet5", true),
 ]
 
 let package = Package(

@@ -293,6 +293,141 @@ def two_layer_adam_step_case(s):
     return millis(measure(s, body))
 
 
+class FashionCNN(torch.nn.Module):
+    """Twin of TutorialModels.FashionCNN: 2 x (conv 3x3 pad 1, BatchNorm2d, ReLU, max-pool 2), Linear, ReLU, Linear."""
+
+    def __init__(self, num_classes=10):
+        super().__init__()
+        nn = torch.nn
+        self.features = nn.Sequential(
+            nn.Conv2d(1, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(inplace=True), nn.MaxPool2d(2),
+            nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(inplace=True), nn.MaxPool2d(2))
+        self.classifier = nn.Sequential(nn.Linear(64 * 7 * 7, 128), nn.ReLU(inplace=True), nn.Linear(128, num_classes))
+
+    def forward(self, x):
+        return self.classifier(torch.flatten(self.features(x), 1))
+
+
+class LeNet5(torch.nn.Module):
+    """Twin of TutorialModels.TutorialLeNet5 (tutorial 001's LeNet-5 on 3x32x32)."""
+
+    def __init__(self, in_channels=3, num_classes=10):
+        super().__init__()
+        nn = torch.nn
+        self.features = nn.Sequential(
+            nn.Conv2d(in_channels, 6, kernel_size=5), nn.ReLU(inplace=True), nn.MaxPool2d(kernel_size=2, stride=2),
+            nn.Conv2d(6, 16, kernel_size=5), nn.ReLU(inplace=True), nn.MaxPool2d(kernel_size=2, stride=2))
+        self.classifier = nn.Sequential(nn.Linear(16 * 5 * 5, 120), nn.ReLU(inplace=True), nn.Linear(120, 84),
+                                        nn.ReLU(inplace=True), nn.Linear(84, num_classes))
+
+    def forward(self, x):
+        f = self.features(x)
+        return self.classifier(f.view(f.size(0), -1))
+
+
+CONV_FLOPS = 2.0 * 32 * 64 * 64 * 9 * 32 * 32
+
+
+def conv_forward_case(s):
+    import torch.nn.functional as F
+    x, w, b = torch.randn(32, 64, 32, 32), torch.randn(64, 64, 3, 3), torch.randn(64)
+
+    def body(iters):
+        with torch.no_grad():
+            for _ in range(iters):
+                F.conv2d(x, w, b, padding=1)
+    return throughput(measure(s, body), CONV_FLOPS)
+
+
+def conv_forward_backward_case(s):
+    import torch.nn.functional as F
+    x = torch.randn(32, 64, 32, 32, requires_grad=True)
+    w = torch.randn(64, 64, 3, 3, requires_grad=True)
+    b = torch.randn(64, requires_grad=True)
+
+    def body(iters):
+        for _ in range(iters):
+            x.grad = w.grad = b.grad = None
+            F.conv2d(x, w, b, padding=1).sum().backward()
+    return throughput(measure(s, body), 3 * CONV_FLOPS)
+
+
+def max_pool_case(s):
+    import torch.nn.functional as F
+    x = torch.randn(64, 6, 28, 28, requires_grad=True)
+
+    def body(iters):
+        for _ in range(iters):
+            x.grad = None
+            F.max_pool2d(x, 2, 2).sum().backward()
+    return millis(measure(s, body))
+
+
+def train_step_case(make_model, shape, lr=0.001, momentum=0.9):
+    def run(s):
+        model = make_model()
+        model.train()
+        x, y = torch.randn(*shape), torch.randint(0, 10, (shape[0],))
+        criterion = torch.nn.CrossEntropyLoss()
+        optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
+
+        def body(iters):
+            for _ in range(iters):
+                optimizer.zero_grad()
+                loss = criterion(model(x), y)
+                loss.backward()
+                optimizer.step()
+        return millis(measure(s, body))
+    return run
+
+
+def resnet18_10():
+    import torchvision
+    model = torchvision.models.resnet18()
+    model.fc = torch.nn.Linear(512, 10)
+    return model
+
+
+def resnet18_forward_case(s):
+    import torchvision
+    model = torchvision.models.resnet18().eval()
+    x = torch.randn(1, 3, 224, 224)
+
+    def body(iters):
+        with torch.no_grad():
+            for _ in range(iters):
+                model(x)
+    return millis(measure(s, body))
+
+
+def cnn_epoch_case(s):
+    import os
+    import torchvision.transforms as transforms
+    from torch.utils.data import DataLoader
+    from torchvision.datasets import FashionMNIST
+    from tutorial000_mlp import torchvision_root
+    if not os.path.exists(os.path.join(FASHION_MNIST_ROOT, "train-images-idx3-ubyte.gz")):
+        return skip(f"{FASHION_MNIST_ROOT} has no Fashion-MNIST (apt-get install dataset-fashion-mnist)")
+    transform = transforms.Compose([transforms.ToTensor(), transforms.Normalize([0.5], [0.5])])
+    train = FashionMNIST(torchvision_root(FASHION_MNIST_ROOT), train=True, transform=transform, download=False)
+    loader = DataLoader(train, batch_size=64, shuffle=True)
+    model = FashionCNN()
+    criterion = torch.nn.CrossEntropyLoss()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    model.train()
+    total = [0.0]
+
+    def body(iters):
+        for _ in range(iters):
+            for img, label in loader:
+                optimizer.zero_grad()
+                loss = criterion(model(img), label)
+                loss.backward()
+                optimizer.step()
+                total[0] += loss.item()
+    return seconds(measure(s, body))
+
+
 # name, default thread counts, summary, run -- same names and order as registerAllCases() in Cases.swift
 CASES = [
     ("sgemm_256", [1], "torch.mm 256x256 @ 256x256 float32", sgemm_case(256)),
@@ -322,6 +457,16 @@ CASES = [
      mlp_epoch_case),
     ("twolayer_adam_step", [1], "tutorial 003 64x1000 -> 100 -> 10, ReLU, MSELoss sum, Adam step (ms)",
      two_layer_adam_step_case),
+    ("conv2d_64x64_fwd", [1], "F.conv2d 64->64 3x3 pad 1, batch 32 of 32x32, forward (GFLOP/s)", conv_forward_case),
+    ("conv2d_64x64_fwdbwd", [1], "the same conv forward + backward (GFLOP/s, 3x the forward FLOPs)",
+     conv_forward_backward_case),
+    ("maxpool2d_fwdbwd", [1], "F.max_pool2d(x, 2, 2) forward + backward, x 64x6x28x28 (ms)", max_pool_case),
+    ("lenet5_step", [1, 2], "tutorial 001 LeNet-5 train step, batch 64 3x32x32, SGD momentum 0.9 (ms)",
+     train_step_case(LeNet5, (64, 3, 32, 32))),
+    ("cnn_epoch", [1], "2 conv+BN+pool, 2 linear CNN, one Fashion-MNIST epoch, batch 64, Adam (s)", cnn_epoch_case),
+    ("resnet18_fwd", [1], "torchvision resnet18 eval forward, batch 1 of 3x224x224, no grad (ms)", resnet18_forward_case),
+    ("resnet18_step", [1, 2], "resnet18 (fc -> 10 classes) train step, batch 32 of 3x32x32, SGD momentum 0.9 (ms)",
+     train_step_case(resnet18_10, (32, 3, 32, 32))),
 ]
 
 

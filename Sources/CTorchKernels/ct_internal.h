@@ -25,7 +25,7 @@ enum { CT_ISA_BASELINE = 0, CT_ISA_AVX2 = 1, CT_ISA_AVX512 = 2 };
 // at thread exit). `slot` selects one of a few independent buffers.
 void *ct__scratch(int slot, size_t bytes);
 
-// Cache-line prefetches for the streaming loops (see CT_PREFETCH_MIN_BYTES).
+// Cache-line prefetches for the streaming loops (see ct_prefetch_min_bytes).
 static inline void ct_prefetch(const void *p) { __builtin_prefetch(p, 0, 3); }
 // x86 PREFETCHW: the line arrives exclusive, so the later store needs no ownership request
 // (a no-op on x86 CPUs without it).

@@ -47,11 +47,11 @@ void ct_parallel_for(int64_t n, int64_t grain, ct_range_fn fn, void *ctx);
 
 // MARK: - Streaming prefetch
 
-/// Elementwise loops over arrays of at least this many bytes (half this machine class's 2 MB
-/// L2) prefetch in software: the hardware streamers alone leave a one-core loop short of the
-/// L3/DRAM bandwidth (measured +15-30 % on 16 MB add/exp, and no gain in cache, where the
-/// extra instructions cost a little).
-#define CT_PREFETCH_MIN_BYTES 1048576
+/// Elementwise loops over arrays of at least this many bytes prefetch in software; smaller ones
+/// (and every array when this is SIZE_MAX) run the plain loop. Chosen once from what the CPU
+/// reports (vendor, cache sizes), overridable with CTORCH_PREFETCH_MIN_BYTES=<bytes>|off; the
+/// rule and the measurements behind it are in isa.c.
+size_t ct_prefetch_min_bytes(void);
 /// How far ahead (bytes) a streaming loop prefetches.
 #define CT_PREFETCH_DISTANCE 4096
 

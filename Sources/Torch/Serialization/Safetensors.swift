@@ -163,3 +163,27 @@ public enum safetensors {
         }
     }
 }
+
+extension safetensors {
+    /// Writes a state dict as Python's `save_file(model.state_dict(), path)` does:
+    /// `try safetensors.saveFile(model.stateDict(), "model.safetensors")`.
+    public static func saveFile(_ tensors: OrderedDict<Tensor>, _ path: String, metadata: [String: String]? = nil) throws {
+        try saveFile(tensors.map { ($0.key, $0.value) }, path, metadata: metadata)
+    }
+
+    /// Writes a Swift dictionary of tensors (`save_file({"a": t}, path)`); the file's layout does
+    /// not depend on the dictionary's order.
+    public static func saveFile(_ tensors: [String: Tensor], _ path: String, metadata: [String: String]? = nil) throws {
+        try saveFile(tensors.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, path, metadata: metadata)
+    }
+
+    /// The safetensors bytes of a state dict (`safetensors.torch.save(model.state_dict())`).
+    public static func save(_ tensors: OrderedDict<Tensor>, metadata: [String: String]? = nil) throws -> [UInt8] {
+        try save(tensors.map { ($0.key, $0.value) }, metadata: metadata)
+    }
+
+    /// The safetensors bytes of a Swift dictionary of tensors.
+    public static func save(_ tensors: [String: Tensor], metadata: [String: String]? = nil) throws -> [UInt8] {
+        try save(tensors.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, metadata: metadata)
+    }
+}

@@ -88,7 +88,8 @@ extension torch {
     }
 
     /// A tensor filled with `value` (the default float type unless `dtype` is given).
-    public static func full(_ shape: [Int], _ value: Double, dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
+    public static func full(_ shape: [Int], _ value: Double, dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
+        device.checkAvailable("full")
         let t = Tensor(uninitializedShape: shape, dtype: dtype ?? torch.defaultDType)
         fillKernel(t, value)
         if requiresGrad { t.requiresGrad = true }
@@ -96,53 +97,66 @@ extension torch {
     }
 
     /// A tensor filled with an integer: int64 unless `dtype` is given, as `torch.full((2,), 7)` in PyTorch.
-    public static func full(_ shape: [Int], _ value: Int, dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
-        full(shape, Double(value), dtype: dtype ?? .int64, requiresGrad: requiresGrad)
+    public static func full(_ shape: [Int], _ value: Int, dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
+        device.checkAvailable("full")
+        return full(shape, Double(value), dtype: dtype ?? .int64, requiresGrad: requiresGrad)
     }
     /// A tensor filled with a Bool: bool unless `dtype` is given.
-    public static func full(_ shape: [Int], _ value: Bool, dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
-        full(shape, value ? 1.0 : 0.0, dtype: dtype ?? .bool, requiresGrad: requiresGrad)
+    public static func full(_ shape: [Int], _ value: Bool, dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
+        device.checkAvailable("full")
+        return full(shape, value ? 1.0 : 0.0, dtype: dtype ?? .bool, requiresGrad: requiresGrad)
     }
 
-    public static func zeros(_ shape: Int..., dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
-        zeros(shape, dtype: dtype, requiresGrad: requiresGrad)
+    public static func zeros(_ shape: Int..., dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
+        device.checkAvailable("zeros")
+        return zeros(shape, dtype: dtype, requiresGrad: requiresGrad)
     }
-    public static func zeros(_ shape: [Int], dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
+    public static func zeros(_ shape: [Int], dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
+        device.checkAvailable("zeros")
         let t = Tensor(uninitializedShape: shape, dtype: dtype ?? torch.defaultDType)
         t.storage.data.initializeMemory(as: UInt8.self, repeating: 0, count: t.numel * t.dtype.itemSize)
         if requiresGrad { t.requiresGrad = true }
         return t
     }
-    public static func ones(_ shape: Int..., dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
-        full(shape, 1.0, dtype: dtype, requiresGrad: requiresGrad)
+    public static func ones(_ shape: Int..., dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
+        device.checkAvailable("ones")
+        return full(shape, 1.0, dtype: dtype, requiresGrad: requiresGrad)
     }
-    public static func ones(_ shape: [Int], dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
-        full(shape, 1.0, dtype: dtype, requiresGrad: requiresGrad)
+    public static func ones(_ shape: [Int], dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
+        device.checkAvailable("ones")
+        return full(shape, 1.0, dtype: dtype, requiresGrad: requiresGrad)
     }
     /// Uninitialised memory (values are arbitrary).
-    public static func empty(_ shape: Int..., dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
-        empty(shape, dtype: dtype, requiresGrad: requiresGrad)
+    public static func empty(_ shape: Int..., dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
+        device.checkAvailable("empty")
+        return empty(shape, dtype: dtype, requiresGrad: requiresGrad)
     }
-    public static func empty(_ shape: [Int], dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
+    public static func empty(_ shape: [Int], dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
+        device.checkAvailable("empty")
         let t = Tensor(uninitializedShape: shape, dtype: dtype ?? torch.defaultDType)
         if requiresGrad { t.requiresGrad = true }
         return t
     }
-    public static func zerosLike(_ t: Tensor, dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
-        zeros(t.shape, dtype: dtype ?? t.dtype, requiresGrad: requiresGrad)
+    public static func zerosLike(_ t: Tensor, dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
+        device.checkAvailable("zerosLike")
+        return zeros(t.shape, dtype: dtype ?? t.dtype, requiresGrad: requiresGrad)
     }
-    public static func onesLike(_ t: Tensor, dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
-        full(t.shape, 1.0, dtype: dtype ?? t.dtype, requiresGrad: requiresGrad)
+    public static func onesLike(_ t: Tensor, dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
+        device.checkAvailable("onesLike")
+        return full(t.shape, 1.0, dtype: dtype ?? t.dtype, requiresGrad: requiresGrad)
     }
-    public static func fullLike(_ t: Tensor, _ value: Double, dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
-        full(t.shape, value, dtype: dtype ?? t.dtype, requiresGrad: requiresGrad)
+    public static func fullLike(_ t: Tensor, _ value: Double, dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
+        device.checkAvailable("fullLike")
+        return full(t.shape, value, dtype: dtype ?? t.dtype, requiresGrad: requiresGrad)
     }
-    public static func emptyLike(_ t: Tensor, dtype: DType? = nil) -> Tensor {
-        empty(t.shape, dtype: dtype ?? t.dtype)
+    public static func emptyLike(_ t: Tensor, dtype: DType? = nil, device: Device = .cpu) -> Tensor {
+        device.checkAvailable("emptyLike")
+        return empty(t.shape, dtype: dtype ?? t.dtype)
     }
 
     /// Identity matrix n×m (m defaults to n).
-    public static func eye(_ n: Int, _ m: Int? = nil, dtype: DType? = nil, requiresGrad: Bool = false) -> Tensor {
+    public static func eye(_ n: Int, _ m: Int? = nil, dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
+        device.checkAvailable("eye")
         let cols = m ?? n
         let t = zeros([n, cols], dtype: dtype)
         fillKernel(t.makeView(shape: [Swift.min(n, cols)], strides: [cols + 1], offset: 0), 1)
@@ -151,16 +165,24 @@ extension torch {
     }
 
     /// Values `start, start+step, ... < end`. Integer arguments give int64, otherwise the default float type.
-    public static func arange(_ end: Int, dtype: DType? = nil) -> Tensor { arange(0, end, 1, dtype: dtype) }
-    public static func arange(_ start: Int, _ end: Int, _ step: Int = 1, dtype: DType? = nil) -> Tensor {
+    public static func arange(_ end: Int, dtype: DType? = nil, device: Device = .cpu) -> Tensor {
+        device.checkAvailable("arange")
+        return arange(0, end, 1, dtype: dtype)
+    }
+    public static func arange(_ start: Int, _ end: Int, _ step: Int = 1, dtype: DType? = nil, device: Device = .cpu) -> Tensor {
+        device.checkAvailable("arange")
         precondition(step != 0, "arange: step must be nonzero")
         precondition((end - start) * step.signum() >= 0, "arange: upper bound and larger bound inconsistent with step sign")
         let n = Swift.max(0, (end - start + step - step.signum()) / step)
         let vals = (0..<n).map { Int64(start + $0 * step) }
         return Tensor(vals, shape: [n]).to(dtype ?? .int64)
     }
-    public static func arange(_ end: Double, dtype: DType? = nil) -> Tensor { arange(0, end, 1, dtype: dtype) }
-    public static func arange(_ start: Double, _ end: Double, _ step: Double = 1, dtype: DType? = nil) -> Tensor {
+    public static func arange(_ end: Double, dtype: DType? = nil, device: Device = .cpu) -> Tensor {
+        device.checkAvailable("arange")
+        return arange(0, end, 1, dtype: dtype)
+    }
+    public static func arange(_ start: Double, _ end: Double, _ step: Double = 1, dtype: DType? = nil, device: Device = .cpu) -> Tensor {
+        device.checkAvailable("arange")
         precondition(step != 0, "arange: step must be nonzero")
         precondition((end - start) * step >= 0, "arange: upper bound and larger bound inconsistent with step sign")
         let n = Swift.max(0, Int(((end - start) / step).rounded(.up)))
@@ -186,7 +208,8 @@ extension torch {
     ///
     /// Computed like PyTorch's CPU kernel, in the output's precision (float32 arithmetic for
     /// float32), the first half counting up from `start` and the second half down from `end`.
-    public static func linspace(_ start: Double, _ end: Double, steps: Int, dtype: DType? = nil) -> Tensor {
+    public static func linspace(_ start: Double, _ end: Double, steps: Int, dtype: DType? = nil, device: Device = .cpu) -> Tensor {
+        device.checkAvailable("linspace")
         precondition(steps >= 0, "linspace: number of steps must be non-negative")
         let dt = dtype ?? torch.defaultDType
         if steps == 1 { return full([1], start, dtype: dt) }
@@ -205,13 +228,15 @@ extension torch {
             return Tensor(v.map { Int64(torchDouble: $0) }, shape: [steps]).to(dt)
         }
     }
-    public static func linspace(_ start: Double, _ end: Double, _ steps: Int, dtype: DType? = nil) -> Tensor {
-        linspace(start, end, steps: steps, dtype: dtype)
+    public static func linspace(_ start: Double, _ end: Double, _ steps: Int, dtype: DType? = nil, device: Device = .cpu) -> Tensor {
+        device.checkAvailable("linspace")
+        return linspace(start, end, steps: steps, dtype: dtype)
     }
 
     /// `steps` values `base^x` for x evenly spaced from start to end (PyTorch's CPU formula: the
     /// endpoints rounded to the output type, exponents and powers in double).
-    public static func logspace(_ start: Double, _ end: Double, steps: Int, base: Double = 10, dtype: DType? = nil) -> Tensor {
+    public static func logspace(_ start: Double, _ end: Double, steps: Int, base: Double = 10, dtype: DType? = nil, device: Device = .cpu) -> Tensor {
+        device.checkAvailable("logspace")
         precondition(steps >= 0, "logspace: number of steps must be non-negative")
         let dt = dtype ?? torch.defaultDType
         let s: Double, e: Double, span: Double
@@ -232,27 +257,32 @@ extension torch {
     // MARK: Random
 
     /// Uniform samples in [0, 1).
-    public static func rand(_ shape: Int..., dtype: DType? = nil, generator: Generator? = nil, requiresGrad: Bool = false) -> Tensor {
-        rand(shape, dtype: dtype, generator: generator, requiresGrad: requiresGrad)
+    public static func rand(_ shape: Int..., dtype: DType? = nil, device: Device = .cpu, generator: Generator? = nil, requiresGrad: Bool = false) -> Tensor {
+        device.checkAvailable("rand")
+        return rand(shape, dtype: dtype, generator: generator, requiresGrad: requiresGrad)
     }
-    public static func rand(_ shape: [Int], dtype: DType? = nil, generator: Generator? = nil, requiresGrad: Bool = false) -> Tensor {
+    public static func rand(_ shape: [Int], dtype: DType? = nil, device: Device = .cpu, generator: Generator? = nil, requiresGrad: Bool = false) -> Tensor {
+        device.checkAvailable("rand")
         let t = empty(shape, dtype: dtype)
         t.uniform_(0, 1, generator: generator)
         if requiresGrad { t.requiresGrad = true }
         return t
     }
     /// Standard normal samples.
-    public static func randn(_ shape: Int..., dtype: DType? = nil, generator: Generator? = nil, requiresGrad: Bool = false) -> Tensor {
-        randn(shape, dtype: dtype, generator: generator, requiresGrad: requiresGrad)
+    public static func randn(_ shape: Int..., dtype: DType? = nil, device: Device = .cpu, generator: Generator? = nil, requiresGrad: Bool = false) -> Tensor {
+        device.checkAvailable("randn")
+        return randn(shape, dtype: dtype, generator: generator, requiresGrad: requiresGrad)
     }
-    public static func randn(_ shape: [Int], dtype: DType? = nil, generator: Generator? = nil, requiresGrad: Bool = false) -> Tensor {
+    public static func randn(_ shape: [Int], dtype: DType? = nil, device: Device = .cpu, generator: Generator? = nil, requiresGrad: Bool = false) -> Tensor {
+        device.checkAvailable("randn")
         let t = empty(shape, dtype: dtype)
         t.normal_(0, 1, generator: generator)
         if requiresGrad { t.requiresGrad = true }
         return t
     }
     /// Integers uniformly drawn from [low, high).
-    public static func randint(_ low: Int, _ high: Int, _ shape: [Int], dtype: DType = .int64, generator: Generator? = nil) -> Tensor {
+    public static func randint(_ low: Int, _ high: Int, _ shape: [Int], dtype: DType = .int64, device: Device = .cpu, generator: Generator? = nil) -> Tensor {
+        device.checkAvailable("randint")
         precondition(high > low, "random_ expects 'from' to be less than 'to', but got from=\(low) >= to=\(high)")
         let g = generator ?? defaultGenerator
         let range = UInt64(high - low)
@@ -264,11 +294,13 @@ extension torch {
         }
         return Tensor(vals, shape: shape).to(dtype)
     }
-    public static func randint(_ high: Int, _ shape: [Int], dtype: DType = .int64, generator: Generator? = nil) -> Tensor {
-        randint(0, high, shape, dtype: dtype, generator: generator)
+    public static func randint(_ high: Int, _ shape: [Int], dtype: DType = .int64, device: Device = .cpu, generator: Generator? = nil) -> Tensor {
+        device.checkAvailable("randint")
+        return randint(0, high, shape, dtype: dtype, generator: generator)
     }
     /// Normal samples with the given mean and standard deviation.
-    public static func normal(_ mean: Double, _ std: Double, _ shape: [Int], dtype: DType? = nil, generator: Generator? = nil) -> Tensor {
+    public static func normal(_ mean: Double, _ std: Double, _ shape: [Int], dtype: DType? = nil, device: Device = .cpu, generator: Generator? = nil) -> Tensor {
+        device.checkAvailable("normal")
         let t = empty(shape, dtype: dtype)
         t.normal_(mean, std, generator: generator)
         return t
@@ -279,7 +311,8 @@ extension torch {
         return randn(shape, dtype: mean.dtype.floatingResult, generator: generator) * std + mean
     }
     /// A random permutation of 0..<n (int64), drawn like PyTorch's CPU randperm.
-    public static func randperm(_ n: Int, dtype: DType = .int64, generator: Generator? = nil) -> Tensor {
+    public static func randperm(_ n: Int, dtype: DType = .int64, device: Device = .cpu, generator: Generator? = nil) -> Tensor {
+        device.checkAvailable("randperm")
         let g = generator ?? defaultGenerator
         var r = (0..<n).map { Int64($0) }
         if n > 1 {
@@ -290,11 +323,13 @@ extension torch {
         }
         return Tensor(r, shape: [n]).to(dtype)
     }
-    public static func randLike(_ t: Tensor, dtype: DType? = nil, generator: Generator? = nil) -> Tensor {
-        rand(t.shape, dtype: dtype ?? t.dtype, generator: generator)
+    public static func randLike(_ t: Tensor, dtype: DType? = nil, device: Device = .cpu, generator: Generator? = nil) -> Tensor {
+        device.checkAvailable("randLike")
+        return rand(t.shape, dtype: dtype ?? t.dtype, generator: generator)
     }
-    public static func randnLike(_ t: Tensor, dtype: DType? = nil, generator: Generator? = nil) -> Tensor {
-        randn(t.shape, dtype: dtype ?? t.dtype, generator: generator)
+    public static func randnLike(_ t: Tensor, dtype: DType? = nil, device: Device = .cpu, generator: Generator? = nil) -> Tensor {
+        device.checkAvailable("randnLike")
+        return randn(t.shape, dtype: dtype ?? t.dtype, generator: generator)
     }
     public static func randintLike(_ t: Tensor, _ low: Int, _ high: Int, generator: Generator? = nil) -> Tensor {
         randint(low, high, t.shape, dtype: t.dtype, generator: generator)

@@ -23,11 +23,14 @@ extension transforms {
             byteTable = ByteTable(transforms)
         }
 
-        public func callAsFunction(_ input: Tensor) -> Tensor {
-            if let table = byteTable, let x = table.apply(input, batched: false) {
-                return transforms[table.count...].reduce(x) { x, t in t(x) }
+        public func callAsFunction(_ input: Tensor) -> Tensor { apply(.tensor(input)).value }
+
+        /// Each transform in turn on a picture or tensor.
+        public func apply(_ sample: transforms.Sample) -> transforms.Sample {
+            if case .tensor(let t) = sample, let table = byteTable, let x = table.apply(t, batched: false) {
+                return transforms[table.count...].reduce(.tensor(x)) { s, t in t.apply(s) }
             }
-            return transforms.reduce(input) { x, t in t(x) }
+            return transforms.reduce(sample) { s, t in t.apply(s) }
         }
 
         /// Batched when every part is.

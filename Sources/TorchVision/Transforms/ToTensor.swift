@@ -1,9 +1,9 @@
 import Torch
 
 extension transforms {
-    /// Converts an image array to a C×H×W tensor (torchvision's `ToTensor` on an ndarray): an
-    /// H×W or H×W×C tensor is moved to channels-first; `uint8` values are scaled to floats in
-    /// [0, 1] (`x.to(defaultDType) / 255`), other dtypes keep their values and type.
+    /// Converts a picture, or an image array, to a C×H×W tensor (torchvision's `ToTensor`): a picture's
+    /// pixels become floats in [0, 1]; an H×W or H×W×C array is moved to channels-first, `uint8` values
+    /// scaled to floats in [0, 1] (`x.to(defaultDType) / 255`), other dtypes keeping values and type.
     ///
     /// ```swift
     /// let x = transforms.ToTensor()(image)   // uint8 28×28 → float32 1×28×28
@@ -14,6 +14,14 @@ extension transforms {
         public func callAsFunction(_ input: Tensor) -> Tensor {
             if let message = Self.inputError(input.shape) { preconditionFailure(message) }
             return Self.convert(input.dim == 2 ? input.unsqueeze(0) : input.permute(2, 0, 1))
+        }
+
+        /// A picture (uint8 C×H×W pixels) becomes a float tensor in [0, 1].
+        public func apply(_ sample: Sample) -> Sample {
+            switch sample {
+            case .image(let pixels): return .tensor(Self.convert(pixels))
+            case .tensor(let t): return .tensor(callAsFunction(t))
+            }
         }
 
         /// `[B, H, W]` or `[B, H, W, C]` → `[B, C, H, W]`.

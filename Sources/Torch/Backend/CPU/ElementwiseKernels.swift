@@ -127,16 +127,19 @@ func ternaryLoop<A, B, C, R>(_ shape: [Int], _ out: (UnsafeMutablePointer<R>, [I
 
 /// Runs `body(lo, hi)` over `[0, n)` of contiguous streams `out`, `a` and `b` (nil: none).
 ///
-/// Below `CT_PREFETCH_MIN_BYTES` (in the widest element type) it is one call. Larger streams
+/// Below `ct_prefetch_min_bytes()` (in the widest element type) it is one call. Larger streams
 /// run in 1 KB chunks (of the widest type), each first prefetching the lines
 /// `CT_PREFETCH_DISTANCE` bytes ahead in every stream, `out` for writing: on its own the
 /// hardware streamer leaves one core well short of the L3 bandwidth (16 MB add: +15-30 %).
 /// The chunks stay long enough for `body`'s loop to vectorise with one alias check each.
+/// `ct_prefetch_min_bytes()` read once (it is fixed for the process), clamped into `Int`.
+let prefetchMinBytes = Int(clamping: ct_prefetch_min_bytes())
+
 @inline(__always)
 func streamingLoop<R, A, B>(_ n: Int, _ out: UnsafeMutablePointer<R>, _ a: UnsafePointer<A>,
                             _ b: UnsafePointer<B>?, _ body: (Int, Int) -> Void) {
     let widest = max(MemoryLayout<R>.stride, MemoryLayout<A>.stride, MemoryLayout<B>.stride)
-    guard n &* widest >= Int(CT_PREFETCH_MIN_BYTES) else {
+    guard n &* widest >= prefetchMinBytes else {
         body(0, n)
         return
     }

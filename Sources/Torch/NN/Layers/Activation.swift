@@ -46,6 +46,10 @@ extension nn {
             weight = Parameter(torch.full([numParameters], initValue, dtype: dtype))
             super.init()
         }
+        /// PyTorch's positional spelling: `nn.PReLU(10)` learns one slope per channel of 10.
+        public convenience init(_ numParameters: Int, init initValue: Double = 0.25, dtype: DType? = nil) {
+            self.init(numParameters: numParameters, init: initValue, dtype: dtype)
+        }
         public override func forward(_ x: Tensor) -> Tensor { F.prelu(x, weight) }
         public override func extraRepr() -> String { "num_parameters=\(numParameters)" }
     }

@@ -1,0 +1,68 @@
+/// The differentiable separable resampling op behind `F.interpolate`: one spatial dim at a time, forward and
+/// adjoint each recorded with the other as its derivative, so every order of gradient is available.
+
+/// A contiguous tensor of dtype `dt` with `t`'s values, without autograd (t itself when it already is one).
+private func contiguousOperand(_ t: Tensor, _ dt: DType) -> Tensor {
+    if t.dtype == dt && t.isContiguous { return t }
+    let out = Tensor(uninitializedShape: t.shape, dtype: dt)
+    copyKernel(from: t, into: out)
+    return out
+}
+
+/// Runs `kernel` over `x` viewed as `[outer, size(dim), inner]`, writing a tensor whose `dim` has `outLength`.
+private func runResampling(_ x: Tensor, dim: Int, outLength: Int, taps: ResamplingTaps, adjoint: Bool) -> Tensor {
+    let ct = x.dtype.computeType
+    precondition(ct == .float32 || ct == .float64, "interpolate: unsupported dtype \(x.dtype)")
+    let src = contiguousOperand(x, ct)
+    var shape = x.shape
+    let inLength = shape[dim]
+    shape[dim] = outLength
+    let out = Tensor(uninitializedShape: shape, dtype: ct)
+    let outer = shape[..<dim].reduce(1, *), inner = shape[(dim + 1)...].reduce(1, *)
+    // The kernels see the taps as (input length, output length) of the forward resampling.
+    let (inSize, outSize) = adjoint ? (outLength, inLength) : (inLength, outLength)
+    let index = taps.index.map { Int($0) }
+    func run<T: FloatElement>(_: T.Type) {
+        let weight = taps.weight.map { $0.map { T($0) } } ?? [T](repeating: 1, count: index.count)
+        index.withUnsafeBufferPointer { ip in
+            weight.withUnsafeBufferPointer { wp in
+                if adjoint {
+                    resampleAdjointKernel(UnsafePointer(src.pointer(T.self)), out.pointer(T.self), outer: outer, inSize: inSize,
+                                          outSize: outSize, inner: inner, taps: taps.count, index: ip.baseAddress!, weight: wp.baseAddress!)
+                } else {
+                    resampleForwardKernel(UnsafePointer(src.pointer(T.self)), out.pointer(T.self), outer: outer, inSize: inSize,
+                                          outSize: outSize, inner: inner, taps: taps.count, index: ip.baseAddress!, weight: wp.baseAddress!)
+                }
+            }
+        }
+    }
+    if outer > 0 && inner > 0 && outLength > 0 {
+        if ct == .float32 { run(Float.self) } else { run(Double.self) }
+    } else if out.numel > 0 {
+        _ = torch.noGrad { out.zero_() }
+    }
+    return out.dtype == x.dtype ? out : torch.noGrad { out.to(x.dtype) }
+}
+
+/// Resamples `dim` of `x` with `taps` (output length `taps.outSize`); the gradient is the adjoint resampling,
+/// recorded as `name` (PyTorch's node name for the mode, like `UpsampleBilinear2DBackward0`).
+func resampleAlongDim(_ x: Tensor, dim: Int, taps: ResamplingTaps, name: String) -> Tensor {
+    let out = runResampling(x, dim: dim, outLength: taps.outSize, taps: taps, adjoint: false)
+    if x.needsGrad {
+        let inLength = x.shape[dim]
+        record(name, out, inputs: [x]) { _, g in [resampleAdjointAlongDim(g, dim: dim, taps: taps, inLength: inLength, name: name)] }
+    }
+    return out
+}
+
+/// The adjoint of `resampleAlongDim` (scatter-add of the weighted rows back to `inLength`); its gradient is the
+/// forward resampling again.
+private func resampleAdjointAlongDim(_ g: Tensor, dim: Int, taps: ResamplingTaps, inLength: Int, name: String) -> Tensor {
+    let out = runResampling(g, dim: dim, outLength: inLength, taps: taps, adjoint: true)
+    if g.needsGrad {
+        record(name.replacingOccurrences(of: "Backward0", with: "BackwardBackward0"), out, inputs: [g]) { _, gg in
+            [resampleAlongDim(gg, dim: dim, taps: taps, name: name)]
+        }
+    }
+    return out
+}
