@@ -209,6 +209,9 @@ final class VisionDatasetsTests: XCTestCase {
             assertSameValues(x, tensor(pixels), atol: atol, ds.samples[i].path)
         }
         XCTAssertEqual(ds.description.split(separator: "\n").first, "Dataset ImageFolder")
+        // ToTensor sees a picture, as torchvision's sees the PIL image: floats in [0, 1], C×H×W.
+        let asTensors = try datasets.ImageFolder(root: photosRoot, transform: transforms.ToTensor(), allowEmpty: true)
+        assertSameValues(asTensors[2].0, tensor((c["pixels"] as! [Any])[2]).to(.float32) / 255, atol: 1e-7)
         let error = errorText { try datasets.ImageFolder(photosRoot) }
         let tv = all.first { $0["kind"] as? String == "ImageFolderError" }!["message"] as! String
         XCTAssertTrue(error.contains(tv), error)
@@ -252,10 +255,12 @@ final class VisionDatasetsTests: XCTestCase {
         torch.manualSeed(5)
         let a = torch.rand(3).toArray(as: Float.self)
         torch.manualSeed(5)
-        let ds = datasets.FakeData(size: 10, imageSize: [1, 4, 4], transform: transforms.Lambda { $0.to(.float32) })
+        let ds = datasets.FakeData(size: 10, imageSize: [1, 4, 4], transform: transforms.ToTensor())
         _ = ds[3]
         XCTAssertEqual(torch.rand(3).toArray(as: Float.self), a)
         XCTAssertEqual(ds[3].0.toArray(as: Float.self), ds[3].0.toArray(as: Float.self))
+        XCTAssertEqual(ds[3].0.shape, [1, 4, 4])
+        assertSameValues(ds[3].0, ds.raw(3).0.to(.float32) / 255, atol: 1e-7)
     }
 
     // MARK: - SVHN
