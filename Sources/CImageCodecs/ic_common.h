@@ -66,6 +66,8 @@ static inline int ic_allocate(ic_decoded *out, uint32_t width, uint32_t height, 
 static inline void ic_release_decoded(ic_decoded *out, int failed) {
     free(out->rows);
     out->rows = NULL;
+    free(out->scratch);
+    out->scratch = NULL;
     if (failed) {
         free(out->pixels);
         out->pixels = NULL;

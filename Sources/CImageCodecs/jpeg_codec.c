@@ -43,6 +43,29 @@ static void ic_src_skip(j_decompress_ptr cinfo, long count) {
     src->bytes_in_buffer -= (size_t)count;
 }
 
+/// One scaled product k·v/255, rounded (the division by 255 done with shifts).
+static inline int ic_mul255(int k, int v) {
+    int t = k * v + 128;
+    return ((t >> 8) + t) >> 8;
+}
+
+/// libjpeg's (Adobe-inverted) CMYK samples to RGB, R = K − K·(255 − C)/255, or to grey from that RGB
+/// by PIL's luma rule.
+static void ic_cmyk_row(const uint8_t *cmyk, uint8_t *dst, uint32_t width, int channels) {
+    for (uint32_t x = 0; x < width; x++) {
+        const uint8_t *p = cmyk + 4 * (size_t)x;
+        int k = p[3];
+        int r = k - ic_mul255(k, 255 - p[0]), g = k - ic_mul255(k, 255 - p[1]), b = k - ic_mul255(k, 255 - p[2]);
+        if (channels == 3) {
+            dst[3 * (size_t)x] = (uint8_t)r;
+            dst[3 * (size_t)x + 1] = (uint8_t)g;
+            dst[3 * (size_t)x + 2] = (uint8_t)b;
+        } else {
+            dst[x] = (uint8_t)((r * 19595 + g * 38470 + b * 7471 + 0x8000) >> 16);
+        }
+    }
+}
+
 int ic_jpeg_decode(const uint8_t *data, size_t size, int mode, uint64_t max_pixels, ic_decoded *out) {
     memset(out, 0, sizeof(*out));
     struct jpeg_decompress_struct cinfo;
@@ -69,17 +92,21 @@ int ic_jpeg_decode(const uint8_t *data, size_t size, int mode, uint64_t max_pixe
     cinfo.src = &src;
     jpeg_read_header(&cinfo, TRUE);
 
+    // libjpeg cannot turn CMYK into RGB or grey; those files are read as CMYK and converted here.
+    int cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
+    int want = 0;   // channels wanted from a CMYK file: 0 (as stored), 3 or 1
     switch (mode) {
     case IC_MODE_UNCHANGED:
         break;
     case IC_MODE_GRAY:
-        cinfo.out_color_space = JCS_GRAYSCALE;
+        if (cmyk) { cinfo.out_color_space = JCS_CMYK; want = 1; } else cinfo.out_color_space = JCS_GRAYSCALE;
         break;
     case IC_MODE_RGB:
-        cinfo.out_color_space = JCS_RGB;
+        if (cmyk) { cinfo.out_color_space = JCS_CMYK; want = 3; } else cinfo.out_color_space = JCS_RGB;
         break;
     case IC_MODE_IMAGE:
-        cinfo.out_color_space = cinfo.jpeg_color_space == JCS_GRAYSCALE ? JCS_GRAYSCALE : JCS_RGB;
+        if (cmyk) { cinfo.out_color_space = JCS_CMYK; want = 3; }
+        else cinfo.out_color_space = cinfo.jpeg_color_space == JCS_GRAYSCALE ? JCS_GRAYSCALE : JCS_RGB;
         break;
     default:
         ic_set_message(out->message, "this read mode is not supported for JPEG files (use unchanged, gray or RGB)");
@@ -93,13 +120,27 @@ int ic_jpeg_decode(const uint8_t *data, size_t size, int mode, uint64_t max_pixe
     jpeg_start_decompress(&cinfo);
     out->width = cinfo.output_width;
     out->height = cinfo.output_height;
-    out->channels = cinfo.output_components;
+    out->channels = want ? want : cinfo.output_components;
     out->bit_depth = 8;
     size_t row_bytes = (size_t)out->width * out->channels;
     if (!ic_allocate(out, out->width, out->height, row_bytes, max_pixels)) longjmp(err.jump, 1);
-    while (cinfo.output_scanline < cinfo.output_height) {
-        JDIMENSION y = cinfo.output_scanline;
-        jpeg_read_scanlines(&cinfo, out->rows + y, cinfo.output_height - y);
+    if (want) {
+        out->scratch = (uint8_t *)malloc((size_t)out->width * 4);
+        if (!out->scratch) {
+            ic_set_message(out->message, "out of memory allocating a CMYK row");
+            longjmp(err.jump, 1);
+        }
+        while (cinfo.output_scanline < cinfo.output_height) {
+            JDIMENSION y = cinfo.output_scanline;
+            JSAMPROW row = out->scratch;
+            jpeg_read_scanlines(&cinfo, &row, 1);
+            ic_cmyk_row(out->scratch, out->rows[y], out->width, want);
+        }
+    } else {
+        while (cinfo.output_scanline < cinfo.output_height) {
+            JDIMENSION y = cinfo.output_scanline;
+            jpeg_read_scanlines(&cinfo, out->rows + y, cinfo.output_height - y);
+        }
     }
     jpeg_finish_decompress(&cinfo);
     jpeg_destroy_decompress(&cinfo);

@@ -124,7 +124,7 @@ final class ImageIOTests: XCTestCase {
             assertJPEGClose(Summary(try io.decodeJPEG(bytes, mode: mode(m))), Summary(c), "\(name) \(m)")
             checked += 1
         }
-        XCTAssertEqual(checked, 5 * 3)
+        XCTAssertEqual(checked, 6 * 3)
     }
 
     func testSixteenBitPNGGivesInt32Values() throws {
@@ -147,6 +147,10 @@ final class ImageIOTests: XCTestCase {
             let direct = name.hasSuffix(".png") ? try io.decodePNG(t, mode: .RGB) : try io.decodeJPEG(t, mode: .RGB)
             XCTAssertEqual(direct.toArray(as: UInt8.self), expected.toArray(as: UInt8.self))
         }
+        // Like torchvision's, the result is a channels-first view of the decoded H×W×C pixels.
+        let rgba = try io.readImage("\(imagesDir)/rgba8.png")
+        XCTAssertEqual(rgba.shape, [4, 11, 13])
+        XCTAssertEqual(rgba.strides, [1, 13 * 4, 4])
         // The explicit decoders don't accept the other format.
         let jpeg = try io.readFile("\(imagesDir)/gray.jpg")
         XCTAssertTrue(imageError { try io.decodePNG(jpeg) }.contains("not a PNG file"))

@@ -209,6 +209,9 @@ final class VisionDatasetsTests: XCTestCase {
             assertSameValues(x, tensor(pixels), atol: atol, ds.samples[i].path)
         }
         XCTAssertEqual(ds.description.split(separator: "\n").first, "Dataset ImageFolder")
+        // ToTensor sees a picture, as torchvision's sees the PIL image: floats in [0, 1], C×H×W.
+        let asTensors = try datasets.ImageFolder(root: photosRoot, transform: transforms.ToTensor(), allowEmpty: true)
+        assertSameValues(asTensors[2].0, tensor((c["pixels"] as! [Any])[2]).to(.float32) / 255, atol: 1e-7)
         let error = errorText { try datasets.ImageFolder(photosRoot) }
         let tv = all.first { $0["kind"] as? String == "ImageFolderError" }!["message"] as! String
         XCTAssertTrue(error.contains(tv), error)
@@ -252,9 +255,47 @@ final class VisionDatasetsTests: XCTestCase {
         torch.manualSeed(5)
         let a = torch.rand(3).toArray(as: Float.self)
         torch.manualSeed(5)
-        let ds = datasets.FakeData(size: 10, imageSize: [1, 4, 4], transform: transforms.Lambda { $0.to(.float32) })
+        let ds = datasets.FakeData(size: 10, imageSize: [1, 4, 4], transform: transforms.ToTensor())
         _ = ds[3]
         XCTAssertEqual(torch.rand(3).toArray(as: Float.self), a)
         XCTAssertEqual(ds[3].0.toArray(as: Float.self), ds[3].0.toArray(as: Float.self))
+        XCTAssertEqual(ds[3].0.shape, [1, 4, 4])
+        assertSameValues(ds[3].0, ds.raw(3).0.to(.float32) / 255, atol: 1e-7)
+    }
+
+    // MARK: - SVHN
+
+    func testSVHNMatchesTorchvision() throws {
+        var checked = 0
+        for c in try cases("cifar") where c["kind"] as? String == "SVHN" {
+            let split = datasets.SVHN.Split(rawValue: c["split"] as! String)!
+            let ds = try datasets.SVHN("\(cifarRoot)/svhn", split: split)
+            XCTAssertEqual(ds.labels, c["labels"] as! [Int])
+            XCTAssertEqual(ds.data.shape, c["shape"] as! [Int])
+            let v = ds.data.toArray(as: UInt8.self)
+            var (sum, wsum) = (Int64(0), Int64(0))
+            for (i, x) in v.enumerated() { sum += Int64(x); wsum += Int64(x) * Int64(i % 1000 + 1) }
+            XCTAssertEqual(sum, (c["dataSum"] as! NSNumber).int64Value)
+            XCTAssertEqual(wsum, (c["dataWsum"] as! NSNumber).int64Value)
+            assertSameValues(ds[0].0.permute(2, 0, 1), tensor(c["sample0"]!))
+            let lines = ds.description.split(separator: "\n").filter { !$0.contains("Root location") }
+            XCTAssertEqual(lines, (c["repr"] as! String).split(separator: "\n").filter { !$0.contains("Root location") })
+            let (x, _) = try XCTUnwrap(datasets.SVHN("\(cifarRoot)/svhn", split: split, transform: transforms.ToTensor()).collatedBatch([0]))
+            assertSameValues(x[0], transforms.ToTensor()(ds[0].0))
+            checked += 1
+        }
+        XCTAssertEqual(checked, 2)
+        let missing = errorText { try datasets.SVHN(cifarRoot, split: .extra) }
+        XCTAssertTrue(missing.contains("extra_32x32.mat") && missing.contains("housenumbers"), missing)
+        // Damaged files: a truncated copy and a file that is no MATLAB file.
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let good = try Data(contentsOf: URL(fileURLWithPath: "\(cifarRoot)/svhn/train_32x32.mat"))
+        try good.prefix(good.count - 100).write(to: URL(fileURLWithPath: "\(dir)/train_32x32.mat"))
+        let truncated = errorText { try datasets.SVHN(dir) }
+        XCTAssertTrue(truncated.contains("\(dir)/train_32x32.mat") && truncated.contains("invalid file"), truncated)
+        try Data(repeating: 7, count: 300).write(to: URL(fileURLWithPath: "\(dir)/test_32x32.mat"))
+        let notMat = errorText { try datasets.SVHN(dir, split: .test) }
+        XCTAssertTrue(notMat.contains("not a little-endian MATLAB 5 file"), notMat)
     }
 }

@@ -30,6 +30,7 @@ enum {
 typedef struct {
     uint8_t *pixels;
     uint8_t **rows;          // scratch, owned by the decoder (always NULL on return)
+    uint8_t *scratch;        // scratch, owned by the decoder (always NULL on return)
     uint32_t width;
     uint32_t height;
     int channels;
@@ -50,7 +51,8 @@ typedef struct {
 int ic_png_decode(const uint8_t *data, size_t size, int mode, uint64_t max_pixels, ic_decoded *out);
 
 /// Decodes a JPEG (baseline or progressive, grey, YCbCr, RGB or CMYK) held in `data[0..<size]`. A file that
-/// ends early is an error, as in torchvision. Modes: UNCHANGED, GRAY, RGB, IMAGE. Returns 0 on success.
+/// ends early is an error, as in torchvision. Modes: UNCHANGED, GRAY, RGB, IMAGE; CMYK/YCCK files are
+/// converted to RGB (and grey) as torchvision does (Pillow's inverted-CMYK rule). Returns 0 on success.
 int ic_jpeg_decode(const uint8_t *data, size_t size, int mode, uint64_t max_pixels, ic_decoded *out);
 
 /// Encodes 8-bit interleaved pixels (1, 2, 3 or 4 channels) as a non-interlaced PNG with zlib

@@ -39,6 +39,9 @@ extension datasets {
         public let transform: (any transforms.Transform)?
         /// Applied to each class index.
         public let targetTransform: ((Int) -> Int)?
+        /// Whether `loader` gives pictures (uint8 C×H×W pixels), which reach `transform` as
+        /// `transforms.Sample.image`, like torchvision's PIL images.
+        var loadsPictures: Bool { false }
 
         /// Scans `root`.
         ///
@@ -143,7 +146,14 @@ extension datasets {
             let i = DatasetSupport.normalize(index, count: count, String(describing: Self.self))
             let (path, target) = samples[i]
             let x = try loader(path)
-            return (transform.map { $0(x) } ?? x, targetTransform.map { $0(target) } ?? target)
+            let y: Tensor
+            if let t = transform {
+                // A picture goes in as torchvision's PIL image would (see transforms.Sample).
+                y = loadsPictures ? t.apply(.image(x)).value : t(x)
+            } else {
+                y = x
+            }
+            return (y, targetTransform.map { $0(target) } ?? target)
         }
 
         /// Sample `index`; stops with the loader's error message when the file cannot be read (use
@@ -167,11 +177,13 @@ extension datasets {
     /// of PNG and JPEG files (by default the endings of ``imageExtensions``) whose loader reads an
     /// ``Image``, by default converted to RGB as torchvision's `pil_loader` does.
     ///
-    /// For now the transform receives the picture as its uint8 C×H×W pixels (`image.tensor()`).
+    /// The transform receives the picture as torchvision's transforms receive a PIL image
+    /// (`transforms.Sample.image` of its uint8 C×H×W pixels), so `ToTensor()` gives floats in [0, 1];
+    /// without a transform a sample is the uint8 C×H×W pixels.
     ///
     /// ```swift
-    /// let ds = try datasets.ImageFolder(root: "photos")
-    /// let (x, label) = ds[0]            // x: uint8 [3, H, W]
+    /// let ds = try datasets.ImageFolder(root: "photos", transform: transforms.ToTensor())
+    /// let (x, label) = ds[0]            // x: float32 [3, H, W]
     /// ```
     public final class ImageFolder: DatasetFolder {
         /// `Image.open(path).convert(.RGB)`.
@@ -192,6 +204,8 @@ extension datasets {
                                 targetTransform: ((Int) -> Int)? = nil) throws {
             try self.init(root: root, transform: transform, targetTransform: targetTransform)
         }
+
+        override var loadsPictures: Bool { true }
 
         /// torchvision's `imgs`, the same as `samples`.
         public var imgs: [(path: String, classIndex: Int)] { samples }

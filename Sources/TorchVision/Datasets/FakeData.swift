@@ -7,7 +7,8 @@ extension datasets {
     /// `ToPILImage` converts floats (`x * 255` truncated to an integer, keeping its low 8 bits).
     /// The global generator is left untouched.
     ///
-    /// For now the transform receives the picture as its uint8 C×H×W pixels.
+    /// The transform receives the picture as torchvision's receive its PIL image
+    /// (`transforms.Sample.image` of the uint8 C×H×W pixels).
     ///
     /// ```swift
     /// let ds = datasets.FakeData(size: 100, imageSize: [3, 32, 32], numClasses: 10)
@@ -62,7 +63,7 @@ extension datasets {
         /// `(transform(image), targetTransform(label))` for sample `index`.
         public subscript(index: Int) -> (Tensor, Int) {
             let (image, label) = raw(index)
-            return (transform.map { $0(image) } ?? image, targetTransform.map { $0(label) } ?? label)
+            return (transform.map { $0.apply(.image(image)).value } ?? image, targetTransform.map { $0(label) } ?? label)
         }
 
         /// torchvision's dataset repr.

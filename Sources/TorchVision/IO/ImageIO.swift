@@ -78,8 +78,9 @@ extension io {
 
     /// Reads a PNG or JPEG file into a uint8 C×H×W tensor (torchvision's `read_image`).
     ///
-    /// A 16-bit PNG gives an int32 tensor holding the 16-bit values (0...65535): torchvision 0.29
-    /// returns `torch.uint16` there, a dtype SwiftTorch does not have.
+    /// As in torchvision, the result is a channels-first view (strides `[1, W·C, C]`) of the decoded
+    /// H×W×C pixels. A 16-bit PNG gives an int32 tensor holding the 16-bit values (0...65535):
+    /// torchvision 0.29 returns `torch.uint16` there, a dtype SwiftTorch does not have.
     ///
     /// ```swift
     /// let img = try io.readImage("photo.jpg", mode: .RGB)   // uint8 [3, H, W]
@@ -207,40 +208,23 @@ extension io {
         }
     }
 
-    /// Decodes into a C×H×W tensor: uint8, or int32 for 16-bit PNG samples.
+    /// Decodes into a C×H×W tensor: uint8, or int32 for 16-bit PNG samples. Like torchvision's, the
+    /// result is a channels-first view (`permute(2, 0, 1)`) of the decoded H×W×C pixels.
     static func decode(_ input: Tensor, mode: ImageReadMode, source: String, format: Format? = nil) throws -> Tensor {
         let d = try decodeRaw(input, mode: mode.code, modeName: mode.description, source: source, format: format)
         defer { d.free() }
-        let (c, plane) = (d.channels, d.width * d.height)
+        let count = d.width * d.height * d.channels
+        let hwc: Tensor
         if d.raw.bit_depth == 16 {
-            let out = torch.empty([c, d.height, d.width], dtype: .int32)
-            let dst = (out.storage.data + out.storageOffset * 4).assumingMemoryBound(to: Int32.self)
+            hwc = torch.empty([d.height, d.width, d.channels], dtype: .int32)
+            let dst = (hwc.storage.data + hwc.storageOffset * 4).assumingMemoryBound(to: Int32.self)
             let src = UnsafeRawPointer(d.raw.pixels!).assumingMemoryBound(to: UInt16.self)
-            deinterleave(src, dst, channels: c, plane: plane) { Int32($0) }
-            return out
-        }
-        let out = torch.empty([c, d.height, d.width], dtype: .uint8)
-        let dst = (out.storage.data + out.storageOffset).assumingMemoryBound(to: UInt8.self)
-        if c == 1 {
-            dst.update(from: d.raw.pixels!, count: plane)
+            for i in 0..<count { dst[i] = Int32(src[i]) }
         } else {
-            deinterleave(UnsafePointer(d.raw.pixels!), dst, channels: c, plane: plane) { $0 }
+            hwc = torch.empty([d.height, d.width, d.channels], dtype: .uint8)
+            (hwc.storage.data + hwc.storageOffset).copyMemory(from: d.raw.pixels!, byteCount: count)
         }
-        return out
-    }
-
-    /// HWC → CHW.
-    @inline(__always)
-    static func deinterleave<S, D>(_ src: UnsafePointer<S>, _ dst: UnsafeMutablePointer<D>, channels c: Int,
-                                   plane: Int, _ convert: (S) -> D) {
-        for k in 0..<c {
-            let out = dst + k * plane
-            var s = src + k
-            for p in 0..<plane {
-                out[p] = convert(s.pointee)
-                s += c
-            }
-        }
+        return hwc.permute(2, 0, 1)
     }
 
     /// Encodes interleaved 8-bit pixels as PNG.
