@@ -155,14 +155,14 @@ extension nn.functional {
     static func gridSampleCheck(inputShape: [Int], gridShape: [Int], inputDType: DType, gridDType: DType,
                                 mode: GridSampleMode) throws {
         let sizes = "input with sizes \(shapeString(inputShape)) and grid with sizes \(shapeString(gridShape))"
-        try require((inputShape.count == 4 || inputShape.count == 5) && gridShape.count == inputShape.count,
+        try requireArgument((inputShape.count == 4 || inputShape.count == 5) && gridShape.count == inputShape.count,
                     "grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, but got \(sizes)")
-        try require(inputDType == gridDType && inputDType.isFloatingPoint,
+        try requireArgument(inputDType == gridDType && inputDType.isFloatingPoint,
                     "grid_sampler(): expected input and grid to have the same floating-point dtype, but input has \(inputDType) and grid has \(gridDType)")
-        try require(inputShape[0] == gridShape[0], "grid_sampler(): expected grid and input to have same batch size, but got \(sizes)")
+        try requireArgument(inputShape[0] == gridShape[0], "grid_sampler(): expected grid and input to have same batch size, but got \(sizes)")
         let k = inputShape.count - 2
-        try require(gridShape[k + 1] == k, "grid_sampler(): expected grid to have size \(k) in last dimension, but got grid with sizes \(shapeString(gridShape))")
-        try require(inputShape.dropFirst(2).allSatisfy { $0 > 0 }, "grid_sampler(): expected input to have non-empty spatial dimensions, but input has sizes \(shapeString(inputShape))")
+        try requireArgument(gridShape[k + 1] == k, "grid_sampler(): expected grid to have size \(k) in last dimension, but got grid with sizes \(shapeString(gridShape))")
+        try requireArgument(inputShape.dropFirst(2).allSatisfy { $0 > 0 }, "grid_sampler(): expected input to have non-empty spatial dimensions, but input has sizes \(shapeString(inputShape))")
     }
 
     /// A grid value in [−1, 1] as an input position along an axis of `size` elements.

@@ -112,27 +112,27 @@ extension nn.functional {
     static func interpolationPlan(inputShape: [Int], size: [Int]?, scaleFactor: [Double]?, mode: InterpolationMode,
                                   alignCorners: Bool?, recomputeScaleFactor: Bool, antialias: Bool) throws -> ([Int], [Double]?) {
         let rank = inputShape.count, k = rank - 2
-        try require((1...3).contains(k), "Input Error: Only 3D, 4D and 5D input Tensors supported (got \(rank)D) for the modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact (got \(mode.rawValue))")
+        try requireArgument((1...3).contains(k), "Input Error: Only 3D, 4D and 5D input Tensors supported (got \(rank)D) for the modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact (got \(mode.rawValue))")
         if let r = mode.requiredRank {
-            try require(rank == r, "Got \(rank)D input, but \(mode.rawValue) mode needs \(r)D input")
+            try requireArgument(rank == r, "Got \(rank)D input, but \(mode.rawValue) mode needs \(r)D input")
         }
         if mode == .nearest || mode == .nearestExact || mode == .area {
-            try require(alignCorners == nil, "align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear")
+            try requireArgument(alignCorners == nil, "align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear")
         }
-        try require(!antialias || ((mode == .bilinear || mode == .bicubic) && rank == 4),
+        try requireArgument(!antialias || ((mode == .bilinear || mode == .bicubic) && rank == 4),
                     "Anti-alias option is restricted to bilinear and bicubic modes and requires a 4-D tensor as input")
         let inSizes = Array(inputShape.dropFirst(2))
         switch (size, scaleFactor) {
         case (let s?, nil):
-            try require(s.count == 1 || s.count == k, "Input and output must have the same number of spatial dimensions, but got input with spatial dimensions of \(shapeString(inSizes)) and output size of \(pyTuple(s)). Please provide input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format.")
+            try requireArgument(s.count == 1 || s.count == k, "Input and output must have the same number of spatial dimensions, but got input with spatial dimensions of \(shapeString(inSizes)) and output size of \(pyTuple(s)). Please provide input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format.")
             let out = s.count == 1 ? Array(repeating: s[0], count: k) : s
-            try require(out.allSatisfy { $0 > 0 }, "interpolate: output sizes must be positive, got \(shapeString(out))")
+            try requireArgument(out.allSatisfy { $0 > 0 }, "interpolate: output sizes must be positive, got \(shapeString(out))")
             return (out, nil)
         case (nil, let f?):
-            try require(f.count == 1 || f.count == k, "Input and scale_factor must have the same number of spatial dimensions, but got input with spatial dimensions of \(shapeString(inSizes)) and scale_factor of shape \(f). Please provide input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
+            try requireArgument(f.count == 1 || f.count == k, "Input and scale_factor must have the same number of spatial dimensions, but got input with spatial dimensions of \(shapeString(inSizes)) and scale_factor of shape \(f). Please provide input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
             let factors = f.count == 1 ? Array(repeating: f[0], count: k) : f
             let out = zip(inSizes, factors).map { Int((Double($0) * $1).rounded(.down)) }
-            try require(out.allSatisfy { $0 > 0 }, "interpolate: scale_factor \(factors) gives an empty output \(shapeString(out)) for input sizes \(shapeString(inSizes))")
+            try requireArgument(out.allSatisfy { $0 > 0 }, "interpolate: scale_factor \(factors) gives an empty output \(shapeString(out)) for input sizes \(shapeString(inSizes))")
             return (out, recomputeScaleFactor ? nil : factors)
         case (nil, nil):
             throw LayerArgumentError(message: "either size or scale_factor should be defined")

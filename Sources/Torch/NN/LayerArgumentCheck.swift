@@ -8,7 +8,7 @@ struct LayerArgumentError: Error, Equatable {
 
 /// Throws `message` unless `condition` holds.
 @inline(__always)
-func require(_ condition: Bool, _ message: @autoclosure () -> String) throws {
+func requireArgument(_ condition: Bool, _ message: @autoclosure () -> String) throws {
     if !condition { throw LayerArgumentError(message: message()) }
 }
 

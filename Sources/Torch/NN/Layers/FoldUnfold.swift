@@ -20,14 +20,14 @@ func blockAxes(_ op: String, kernelSize: any IntOrTuple, dilation: any IntOrTupl
                stride: any IntOrTuple) throws -> [BlockAxis] {
     func pair(_ v: any IntOrTuple, _ name: String) throws -> [Int] {
         let a = v.intTupleValues
-        try require(a.count == 1 || a.count == 2, "\(op): \(name) must be an int or a pair of ints, got \(a)")
+        try requireArgument(a.count == 1 || a.count == 2, "\(op): \(name) must be an int or a pair of ints, got \(a)")
         return a.count == 1 ? [a[0], a[0]] : a
     }
     let (k, d, p, s) = (try pair(kernelSize, "kernel_size"), try pair(dilation, "dilation"), try pair(padding, "padding"), try pair(stride, "stride"))
-    try require(k.allSatisfy { $0 > 0 }, "\(op): kernel size should be greater than zero, but got kernel_size: \(pyTuple(k))")
-    try require(d.allSatisfy { $0 > 0 }, "\(op): dilation should be greater than zero, but got dilation: \(pyTuple(d))")
-    try require(p.allSatisfy { $0 >= 0 }, "\(op): padding should be non-negative, but got padding: \(pyTuple(p))")
-    try require(s.allSatisfy { $0 > 0 }, "\(op): stride should be greater than zero, but got stride: \(pyTuple(s))")
+    try requireArgument(k.allSatisfy { $0 > 0 }, "\(op): kernel size should be greater than zero, but got kernel_size: \(pyTuple(k))")
+    try requireArgument(d.allSatisfy { $0 > 0 }, "\(op): dilation should be greater than zero, but got dilation: \(pyTuple(d))")
+    try requireArgument(p.allSatisfy { $0 >= 0 }, "\(op): padding should be non-negative, but got padding: \(pyTuple(p))")
+    try requireArgument(s.allSatisfy { $0 > 0 }, "\(op): stride should be greater than zero, but got stride: \(pyTuple(s))")
     return (0..<2).map { BlockAxis(kernel: k[$0], dilation: d[$0], padding: p[$0], stride: s[$0]) }
 }
 
@@ -81,11 +81,11 @@ extension nn.functional {
     /// Checks `F.unfold`'s arguments; returns the axes and the number of blocks along H and W.
     static func unfoldGeometry(inputShape s: [Int], kernelSize: any IntOrTuple, dilation: any IntOrTuple,
                                padding: any IntOrTuple, stride: any IntOrTuple) throws -> ([BlockAxis], Int, Int) {
-        try require(s.count == 3 || s.count == 4, "Input Error: Only 3D or 4D input Tensors are supported (got \(s.count)D)")
+        try requireArgument(s.count == 3 || s.count == 4, "Input Error: Only 3D or 4D input Tensors are supported (got \(s.count)D)")
         let ax = try blockAxes("unfold", kernelSize: kernelSize, dilation: dilation, padding: padding, stride: stride)
         let (h, w) = (s[s.count - 2], s[s.count - 1])
         let (oh, ow) = (ax[0].blocks(h), ax[1].blocks(w))
-        try require(oh > 0 && ow > 0, "Given input with spatial size (\(h), \(w)), kernel_size=\(pyTuple([ax[0].kernel, ax[1].kernel])), dilation=\(pyTuple([ax[0].dilation, ax[1].dilation])), padding=\(pyTuple([ax[0].padding, ax[1].padding])), calculated shape of the array of sliding blocks as (\(oh), \(ow)), but its components must be at least one.")
+        try requireArgument(oh > 0 && ow > 0, "Given input with spatial size (\(h), \(w)), kernel_size=\(pyTuple([ax[0].kernel, ax[1].kernel])), dilation=\(pyTuple([ax[0].dilation, ax[1].dilation])), padding=\(pyTuple([ax[0].padding, ax[1].padding])), calculated shape of the array of sliding blocks as (\(oh), \(ow)), but its components must be at least one.")
         return (ax, oh, ow)
     }
 
@@ -93,16 +93,16 @@ extension nn.functional {
     static func foldGeometry(inputShape s: [Int], outputSize: any IntOrTuple, kernelSize: any IntOrTuple,
                              dilation: any IntOrTuple, padding: any IntOrTuple,
                              stride: any IntOrTuple) throws -> ([BlockAxis], Int, Int, Int, Int) {
-        try require(s.count == 2 || s.count == 3, "Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported (got \(s.count)D)")
+        try requireArgument(s.count == 2 || s.count == 3, "Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported (got \(s.count)D)")
         let ax = try blockAxes("fold", kernelSize: kernelSize, dilation: dilation, padding: padding, stride: stride)
         let os = outputSize.intTupleValues
-        try require(os.count == 1 || os.count == 2, "fold: output_size must be an int or a pair of ints, got \(os)")
+        try requireArgument(os.count == 1 || os.count == 2, "fold: output_size must be an int or a pair of ints, got \(os)")
         let (h, w) = os.count == 1 ? (os[0], os[0]) : (os[0], os[1])
         let (rows, l) = (s[s.count - 2], s[s.count - 1])
         let (kh, kw) = (ax[0].kernel, ax[1].kernel)
-        try require(rows % (kh * kw) == 0, "Expected size of input's dimension 1 to be divisible by the product of kernel_size, but got input.size(1)=\(rows) and kernel_size=\(pyTuple([kh, kw]))")
+        try requireArgument(rows % (kh * kw) == 0, "Expected size of input's dimension 1 to be divisible by the product of kernel_size, but got input.size(1)=\(rows) and kernel_size=\(pyTuple([kh, kw]))")
         let (oh, ow) = (ax[0].blocks(h), ax[1].blocks(w))
-        try require(oh > 0 && ow > 0 && oh * ow == l, "Given output_size=\(pyTuple([h, w])), kernel_size=\(pyTuple([kh, kw])), dilation=\(pyTuple([ax[0].dilation, ax[1].dilation])), padding=\(pyTuple([ax[0].padding, ax[1].padding])), stride=\(pyTuple([ax[0].stride, ax[1].stride])), expected size of input's dimension 2 to match the calculated number of sliding blocks \(oh) * \(ow) = \(oh * ow), but got input.size(2)=\(l).")
+        try requireArgument(oh > 0 && ow > 0 && oh * ow == l, "Given output_size=\(pyTuple([h, w])), kernel_size=\(pyTuple([kh, kw])), dilation=\(pyTuple([ax[0].dilation, ax[1].dilation])), padding=\(pyTuple([ax[0].padding, ax[1].padding])), stride=\(pyTuple([ax[0].stride, ax[1].stride])), expected size of input's dimension 2 to match the calculated number of sliding blocks \(oh) * \(ow) = \(oh * ow), but got input.size(2)=\(l).")
         return (ax, h, w, oh, ow)
     }
 }

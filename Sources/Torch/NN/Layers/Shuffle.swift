@@ -20,10 +20,10 @@ extension nn.functional {
 
     /// Checks `F.pixelShuffle`'s arguments, with PyTorch's messages.
     static func pixelShuffleCheck(_ s: [Int], upscaleFactor r: Int) throws {
-        try require(s.count >= 3, "pixel_shuffle expects input to have at least 3 dimensions, but got input with \(s.count) dimension(s)")
-        try require(r > 0, "pixel_shuffle expects a positive upscale_factor, but got \(r)")
+        try requireArgument(s.count >= 3, "pixel_shuffle expects input to have at least 3 dimensions, but got input with \(s.count) dimension(s)")
+        try requireArgument(r > 0, "pixel_shuffle expects a positive upscale_factor, but got \(r)")
         let c = s[s.count - 3]
-        try require(c % (r * r) == 0, "pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of upscale_factor, but input.size(-3)=\(c) is not divisible by \(r * r)")
+        try requireArgument(c % (r * r) == 0, "pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of upscale_factor, but input.size(-3)=\(c) is not divisible by \(r * r)")
     }
 
     /// The inverse of `pixelShuffle`: `(*, C, H·r, W·r)` → `(*, C·r², H, W)`.
