@@ -138,6 +138,23 @@ final class ModelsTests: XCTestCase {
         }
     }
 
+    /// `print(model)` shows torchvision's module tree.
+    func testReprMatchesTorchvision() throws {
+        let cases = try modelCases().filter { $0["kind"] as? String == "repr" }
+        XCTAssertFalse(cases.isEmpty)
+        for c in cases {
+            let name = c["model"] as! String
+            let got = builders[name]!().description
+            let want = c["repr"] as! String
+            if got != want {
+                let g = got.split(separator: "\n", omittingEmptySubsequences: false)
+                let w = want.split(separator: "\n", omittingEmptySubsequences: false)
+                let i = (0..<Swift.min(g.count, w.count)).first { g[$0] != w[$0] } ?? Swift.min(g.count, w.count)
+                XCTFail("\(name): repr differs at line \(i + 1): got `\(i < g.count ? g[i] : "<end>")`, torchvision `\(i < w.count ? w[i] : "<end>")`")
+            }
+        }
+    }
+
     /// Tutorial 001: `model.fc = nn.Linear(512, 10)` replaces the head; the state dict and outputs follow.
     func testReplacingTheClassifierUpdatesStateDict() {
         let model = models.resnet18()
