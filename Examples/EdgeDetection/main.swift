@@ -49,7 +49,7 @@ do {
 
     for (name, t) in [("edges", output), ("edges-avgpool", avg), ("edges-maxpool", max)] {
         let file = "\(outFolder)/\(name).png"
-        let picture: Image = transforms.ToPILImage()(t.squeeze(0).clamp(0, 1))
+        let picture: Image = transforms.ToPILImage()(t.squeeze(0).clamp(min: 0, max: 1))
         try picture.save(file)
         print("wrote", file)
     }
