@@ -46,48 +46,14 @@ extension nn.functional {
 extension nn {
     /// What `nn.InstanceNorm1d/2d/3d` share (PyTorch's `_InstanceNorm`): no affine parameters and no running
     /// statistics unless asked for; an unbatched input (one dim fewer) is accepted.
-    public class InstanceNormNd: Module {
-        /// C, the number of channels.
-        public let numFeatures: Int
-        public var eps: Double
-        /// Weight of the new statistics in the running update (nil counts as 0, as in PyTorch).
-        public var momentum: Double?
-        /// Whether there are learnable per-channel `weight` and `bias`.
-        public let affine: Bool
-        /// Whether running statistics are kept (and used in eval mode).
-        public let trackRunningStats: Bool
-        /// `[C]`, ones at first; nil unless `affine`.
-        public var weight: Parameter?
-        /// `[C]`, zeros at first; nil unless `affine` (and `bias`).
-        public var bias: Parameter?
-        /// The `running_mean` buffer (nil unless `trackRunningStats`).
-        public let runningMean: Tensor?
-        /// The `running_var` buffer (nil unless `trackRunningStats`).
-        public let runningVar: Tensor?
-        /// The `num_batches_tracked` buffer (nil unless `trackRunningStats`); kept for state-dict parity.
-        public let numBatchesTracked: Tensor?
+    public class InstanceNormNd: NormBase {
         let spatialDims: Int
 
         init(spatialDims: Int, _ numFeatures: Int, eps: Double, momentum: Double?, affine: Bool,
              trackRunningStats: Bool, bias: Bool, dtype: DType?) {
-            precondition(numFeatures >= 0, "InstanceNorm: num_features must be non-negative, got \(numFeatures)")
             self.spatialDims = spatialDims
-            self.numFeatures = numFeatures
-            self.eps = eps
-            self.momentum = momentum
-            self.affine = affine
-            self.trackRunningStats = trackRunningStats
-            weight = affine ? Parameter(torch.ones(numFeatures, dtype: dtype)) : nil
-            self.bias = affine && bias ? Parameter(torch.zeros(numFeatures, dtype: dtype)) : nil
-            runningMean = trackRunningStats ? torch.zeros(numFeatures, dtype: dtype) : nil
-            runningVar = trackRunningStats ? torch.ones(numFeatures, dtype: dtype) : nil
-            numBatchesTracked = trackRunningStats ? torch.zeros([], dtype: .int64) : nil
-            super.init()
-            if trackRunningStats {
-                registerBuffer("running_mean", runningMean)
-                registerBuffer("running_var", runningVar)
-                registerBuffer("num_batches_tracked", numBatchesTracked)
-            }
+            super.init(numFeatures, eps: eps, momentum: momentum, affine: affine, trackRunningStats: trackRunningStats,
+                       bias: bias, dtype: dtype, layer: "InstanceNorm")
         }
 
         public override func forward(_ input: Tensor) -> Tensor {

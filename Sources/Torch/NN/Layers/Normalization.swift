@@ -316,28 +316,7 @@ extension nn {
     /// In training mode a forward pass normalises with the batch statistics and updates the
     /// running ones (`momentum: nil` keeps a cumulative average); in eval mode it normalises
     /// with the running statistics.
-    public class BatchNormBase: Module {
-        /// C, the number of channels.
-        public let numFeatures: Int
-        /// Added to the variance for numerical stability.
-        public var eps: Double
-        /// Weight of the new batch statistics in the running update; nil: cumulative average.
-        public var momentum: Double?
-        /// Whether there are learnable `weight` and `bias`.
-        public let affine: Bool
-        /// Whether running statistics are kept (and used in eval mode).
-        public let trackRunningStats: Bool
-        /// `[C]`, ones at first; nil unless `affine`.
-        public var weight: Parameter?
-        /// `[C]`, zeros at first; nil unless `affine` (and `bias`).
-        public var bias: Parameter?
-        /// The `running_mean` buffer `[C]` (nil unless `trackRunningStats`).
-        public let runningMean: Tensor?
-        /// The `running_var` buffer `[C]` (nil unless `trackRunningStats`).
-        public let runningVar: Tensor?
-        /// The `num_batches_tracked` buffer, an int64 0-d tensor (nil unless `trackRunningStats`).
-        public let numBatchesTracked: Tensor?
-
+    public class BatchNormBase: NormBase {
         /// - Parameters:
         ///   - numFeatures: C, the number of channels.
         ///   - eps: added to the variance.
@@ -348,40 +327,8 @@ extension nn {
         ///   - dtype: parameter and buffer dtype (default: `torch.defaultDType`).
         public init(_ numFeatures: Int, eps: Double = 1e-5, momentum: Double? = 0.1, affine: Bool = true,
                     trackRunningStats: Bool = true, bias: Bool = true, dtype: DType? = nil) {
-            precondition(numFeatures >= 0, "BatchNorm: num_features must be non-negative, got \(numFeatures)")
-            self.numFeatures = numFeatures
-            self.eps = eps
-            self.momentum = momentum
-            self.affine = affine
-            self.trackRunningStats = trackRunningStats
-            weight = affine ? Parameter(torch.ones(numFeatures, dtype: dtype)) : nil
-            self.bias = affine && bias ? Parameter(torch.zeros(numFeatures, dtype: dtype)) : nil
-            runningMean = trackRunningStats ? torch.zeros(numFeatures, dtype: dtype) : nil
-            runningVar = trackRunningStats ? torch.ones(numFeatures, dtype: dtype) : nil
-            numBatchesTracked = trackRunningStats ? torch.zeros([], dtype: .int64) : nil
-            super.init()
-            if trackRunningStats {
-                registerBuffer("running_mean", runningMean)
-                registerBuffer("running_var", runningVar)
-                registerBuffer("num_batches_tracked", numBatchesTracked)
-            }
-        }
-
-        /// Running mean to zeros, running variance to ones, `num_batches_tracked` to 0.
-        public func resetRunningStats() {
-            guard trackRunningStats else { return }
-            torch.noGrad {
-                runningMean!.zero_()
-                runningVar!.fill_(1)
-                numBatchesTracked!.zero_()
-            }
-        }
-
-        /// Resets the running statistics, the weight to ones and the bias to zeros.
-        public func resetParameters() {
-            resetRunningStats()
-            if let weight { nn.`init`.ones_(weight) }
-            if let bias { nn.`init`.zeros_(bias) }
+            super.init(numFeatures, eps: eps, momentum: momentum, affine: affine, trackRunningStats: trackRunningStats,
+                       bias: bias, dtype: dtype, layer: "BatchNorm")
         }
 
         /// Stops with PyTorch's message when `input` has the wrong number of dims.
