@@ -553,7 +553,7 @@ extension nn {
         // MARK: Printing
 
         /// The class name used when printing (`Linear`, `MyNeuralNet`), without module or generic qualifiers.
-        public var typeName: String {
+        open var typeName: String {
             var s = String(describing: type(of: self))
             if let i = s.firstIndex(of: "<") { s = String(s[..<i]) }
             if let i = s.firstIndex(of: " ") { s = String(s[..<i]) }

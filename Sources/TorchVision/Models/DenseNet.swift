@@ -5,6 +5,8 @@ extension models {
     /// One layer of a dense block: BN → ReLU → 1×1 conv to `bnSize·growthRate` channels → BN → ReLU →
     /// 3×3 conv to `growthRate` channels, applied to the concatenation of all earlier features.
     public final class DenseLayer: nn.Module {
+        /// torchvision's class name, as `print(model)` shows it.
+        public override var typeName: String { "_DenseLayer" }
         public var norm1: nn.Module
         public var relu1: nn.Module
         public var conv1: nn.Module
@@ -36,7 +38,24 @@ extension models {
 
     /// A dense block (a ModuleDict of `denselayer1`, `denselayer2`, …): each layer sees the
     /// concatenation of the input and every earlier layer's output; returns all of them concatenated.
+    /// Between two dense blocks: BN → ReLU → 1×1 conv to `numOutputFeatures` channels → 2×2 average pool
+    /// (torchvision's `_Transition`).
+    public final class DenseTransition: nn.Sequential {
+        /// torchvision's class name, as `print(model)` shows it.
+        public override var typeName: String { "_Transition" }
+        public init(numInputFeatures: Int, numOutputFeatures: Int) {
+            super.init([
+                ("norm", nn.BatchNorm2d(numInputFeatures) as nn.Module),
+                ("relu", nn.ReLU(inplace: true)),
+                ("conv", nn.Conv2d(numInputFeatures, numOutputFeatures, kernelSize: 1, stride: 1, bias: false)),
+                ("pool", nn.AvgPool2d(kernelSize: 2, stride: 2)),
+            ])
+        }
+    }
+
     public final class DenseBlock: nn.ModuleDict {
+        /// torchvision's class name, as `print(model)` shows it.
+        public override var typeName: String { "_DenseBlock" }
         public init(numLayers: Int, numInputFeatures: Int, bnSize: Int, growthRate: Int, dropRate: Double) {
             super.init((0..<numLayers).map { i in
                 ("denselayer\(i + 1)", DenseLayer(numInputFeatures + i * growthRate, growthRate: growthRate,
@@ -74,12 +93,8 @@ extension models {
                                                                  bnSize: bnSize, growthRate: growthRate, dropRate: dropRate)))
                 numFeatures += numLayers * growthRate
                 if i != blockConfig.count - 1 {
-                    layers.append(("transition\(i + 1)", nn.Sequential([
-                        ("norm", nn.BatchNorm2d(numFeatures) as nn.Module),
-                        ("relu", nn.ReLU(inplace: true)),
-                        ("conv", nn.Conv2d(numFeatures, numFeatures / 2, kernelSize: 1, stride: 1, bias: false)),
-                        ("pool", nn.AvgPool2d(kernelSize: 2, stride: 2)),
-                    ])))
+                    layers.append(("transition\(i + 1)", DenseTransition(numInputFeatures: numFeatures,
+                                                                           numOutputFeatures: numFeatures / 2)))
                     numFeatures /= 2
                 }
             }

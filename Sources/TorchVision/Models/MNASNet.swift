@@ -4,6 +4,8 @@ extension models {
     /// MNASNet's inverted residual (torchvision's `mnasnet._InvertedResidual`), in `layers`: 1×1
     /// expansion, k×k depthwise, 1×1 projection, with BN (and ReLU but the last); residual when shapes allow.
     public final class MNASNetInvertedResidual: nn.Module {
+        /// torchvision's class name, as `print(model)` shows it.
+        public override var typeName: String { "_InvertedResidual" }
         public var layers: nn.Module
         let applyResidual: Bool
 

@@ -37,6 +37,8 @@ extension models {
     /// MobileNetV3's block, in `block`: optional 1×1 expansion, depthwise k×k convolution, optional
     /// squeeze-and-excitation (hard-sigmoid gate), linear 1×1 projection; residual when shapes allow.
     public final class InvertedResidualV3: nn.Module {
+        /// torchvision's class name, as `print(model)` shows it.
+        public override var typeName: String { "InvertedResidual" }
         public var block: nn.Module
         public let outChannels: Int
         let useResConnect: Bool

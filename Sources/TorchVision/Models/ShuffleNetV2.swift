@@ -5,6 +5,8 @@ extension models {
     /// pass through and the other half go through `branch2`; at stride 2 both `branch1` and `branch2`
     /// see the whole input. The halves are concatenated and their channels shuffled in 2 groups.
     public final class ShuffleInvertedResidual: nn.Module {
+        /// torchvision's class name, as `print(model)` shows it.
+        public override var typeName: String { "InvertedResidual" }
         public var branch1: nn.Module
         public var branch2: nn.Module
         public let stride: Int

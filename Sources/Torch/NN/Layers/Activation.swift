@@ -147,7 +147,7 @@ extension nn {
         public let inplace: Bool
         public init(inplace: Bool = false) { self.inplace = inplace; super.init() }
         public override func forward(_ x: Tensor) -> Tensor { F.hardsigmoid(x, inplace: inplace) }
-        public override func extraRepr() -> String { inplace ? "inplace=True" : "" }
+        // PyTorch's Hardsigmoid has no extra_repr: `Hardsigmoid()` even with inplace=True.
     }
 
     /// x · relu6(x + 3) / 6.
@@ -155,7 +155,7 @@ extension nn {
         public let inplace: Bool
         public init(inplace: Bool = false) { self.inplace = inplace; super.init() }
         public override func forward(_ x: Tensor) -> Tensor { F.hardswish(x, inplace: inplace) }
-        public override func extraRepr() -> String { inplace ? "inplace=True" : "" }
+        // PyTorch's Hardswish has no extra_repr: `Hardswish()` even with inplace=True.
     }
 
     /// log(1 + exp(beta · x)) / beta, linear where beta · x > threshold.
