@@ -111,6 +111,24 @@ void ct_lstm_cell_bwd_f32(int64_t rows, int64_t h, const float *gates, const flo
                           const float *c_prev, const float *dh, float *dc, float *dgates,
                           float *dbias);
 
+// Max pooling, one output row: output ow is the maximum over the window rows row_base[0..<nrows] (in-plane
+// offsets of each window row's column 0) and the columns first[ow] + j*step, j < count[ow]; indices get the
+// in-plane index of the maximum (first in scan order, NaN wins). Empty windows give -inf and index 0.
+void ct_maxpool_row_f32(const float *x, const int64_t *row_base, int64_t nrows, const int64_t *first,
+                        const int64_t *count, int64_t step, int64_t outw, float *y, int64_t *indices);
+void ct_maxpool_row_f64(const double *x, const int64_t *row_base, int64_t nrows, const int64_t *first,
+                        const int64_t *count, int64_t step, int64_t outw, double *y, int64_t *indices);
+
+// Winograd F(2x2, 3x3), one channel and one row of tiles (Torch's WinogradKernels.swift drives them).
+// Input: V[xi * vstride + t] = (B^T d B)[xi] for tiles t < tw, from input rows rows[0..3] (NULL: padding),
+// tile t's first column 2t - padw. scratch: 24 * (tw + 1) floats.
+void ct_winograd_input_row_f32(const float *const rows[4], int64_t width, int64_t padw, int64_t tw, float *v,
+                               int64_t vstride, float *scratch);
+// Output: rows row0 and row1 (NULL past the output's last row) of width ow, each 2x2 tile A^T m A + bias
+// with m[xi] = M[xi * mstride + t]. scratch: 10 * tw floats.
+void ct_winograd_output_row_f32(const float *m, int64_t mstride, int64_t tw, float bias, float *row0, float *row1,
+                                int64_t ow, float *scratch);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,6 +1,12 @@
+import CTorchKernels
+
 /// Pooling kernels over up to three spatial dims (1-D and 2-D pooling are 3-D pooling with leading sizes 1):
 /// max pooling with saved argmax indices, average pooling with PyTorch's divisor rules, and their backward
 /// passes. Work is split over the (N·C) planes, each plane independent, so the backward scatter needs no locks.
+///
+/// The inner loops read each axis's window table (first input index inside the window, number of window
+/// elements inside the input) through raw pointers: no array bounds checks or copies per output element,
+/// which made the earlier array-based loop ~10× slower than the memory traffic allows.
 
 /// The window of each output position along one dim: the first input index, the step between window elements,
 /// and the range of window elements that fall inside the input.
@@ -44,16 +50,46 @@ struct PoolGeometry {
     var outPlane: Int { output[0] * output[1] * output[2] }
 }
 
+/// One axis's window table as the inner loops read it: output `o`'s window elements inside the input are the
+/// input indices `first[o] + j·step` for `j < count[o]`; `padded[o]` is the pool size with padding counted.
+private struct WindowTable {
+    let first: UnsafePointer<Int>
+    let count: UnsafePointer<Int>
+    let padded: UnsafePointer<Int>
+    let step: Int
+}
+
+/// Runs `body` with the three axes' window tables, laid out in one temporary buffer.
+private func withWindowTables<R>(_ g: PoolGeometry, _ body: (WindowTable, WindowTable, WindowTable) -> R) -> R {
+    let total = g.output.reduce(0, +) * 3
+    return withUnsafeTemporaryAllocation(of: Int.self, capacity: Swift.max(total, 1)) { buffer in
+        var tables: [WindowTable] = []
+        var cursor = buffer.baseAddress!
+        for (axis, n) in zip(g.axes, g.output) {
+            let first = cursor, count = cursor + n, padded = cursor + 2 * n
+            for o in 0..<n {
+                first[o] = axis.start[o] + axis.valid[o].lowerBound * axis.step
+                count[o] = axis.valid[o].count
+                padded[o] = axis.paddedCount[o]
+            }
+            tables.append(WindowTable(first: first, count: count, padded: padded, step: axis.step))
+            cursor += 3 * n
+        }
+        return body(tables[0], tables[1], tables[2])
+    }
+}
+
 /// Planes per parallel chunk so that a chunk touches about `elementwiseGrain` input elements.
 private func planeGrain(_ g: PoolGeometry) -> Int { Swift.max(1, elementwiseGrain / Swift.max(g.inPlane, 1)) }
 
-/// Calls `body(outIndex, d, h, w)` for each output position, with the three axes' window data.
+/// Calls `body(outIndex, od, oh, ow)` for each output position of a plane, in order.
 @inline(__always)
 private func forEachOutput(_ g: PoolGeometry, _ body: (_ o: Int, _ od: Int, _ oh: Int, _ ow: Int) -> Void) {
+    let (outD, outH, outW) = (g.output[0], g.output[1], g.output[2])
     var o = 0
-    for od in 0..<g.output[0] {
-        for oh in 0..<g.output[1] {
-            for ow in 0..<g.output[2] {
+    for od in 0..<outD {
+        for oh in 0..<outH {
+            for ow in 0..<outW {
                 body(o, od, oh, ow)
                 o += 1
             }
@@ -61,36 +97,74 @@ private func forEachOutput(_ g: PoolGeometry, _ body: (_ o: Int, _ od: Int, _ oh
     }
 }
 
+/// Calls `body(offset)` with the in-plane offset of each window element of output (od, oh, ow) that lies inside
+/// the input, in PyTorch's scan order (depth, then rows, then columns).
+@inline(__always)
+private func forEachWindowElement(_ d: WindowTable, _ h: WindowTable, _ w: WindowTable, height: Int, width: Int,
+                                  _ od: Int, _ oh: Int, _ ow: Int, _ body: (Int) -> Void) {
+    let (countD, countH, countW) = (d.count[od], h.count[oh], w.count[ow])
+    let (firstH, firstW) = (h.first[oh], w.first[ow])
+    for jd in 0..<countD {
+        let id = d.first[od] + jd * d.step
+        for jh in 0..<countH {
+            let rowBase = (id * height + firstH + jh * h.step) * width + firstW
+            for jw in 0..<countW { body(rowBase + jw * w.step) }
+        }
+    }
+}
+
 /// Max pooling of `planes` planes: writes each window's maximum (NaN wins, like PyTorch) and its flat index in
-/// the input plane.
+/// the input plane. The rows of outputs run in CTorchKernels (`ct_maxpool_row_*`), whose branch-free selects
+/// the Swift loop could not be made to compile to.
 func maxPoolForwardKernel<T: FloatElement>(_ x: UnsafePointer<T>, _ y: UnsafeMutablePointer<T>, _ indices: UnsafeMutablePointer<Int64>,
                                            planes: Int, _ g: PoolGeometry) {
-    let (ad, ah, aw) = (g.axes[0], g.axes[1], g.axes[2])
-    let (H, W) = (g.input[1], g.input[2])
-    parallelFor(planes, grain: planeGrain(g)) { lo, hi in
-        for p in lo..<hi {
-            let xp = x + p * g.inPlane, yp = y + p * g.outPlane, ip = indices + p * g.outPlane
-            forEachOutput(g) { o, od, oh, ow in
-                var best = -T.infinity
-                var bestIndex = -1
-                for jd in ad.valid[od] {
-                    let id = ad.start[od] + jd * ad.step
-                    for jh in ah.valid[oh] {
-                        let rowBase = (id * H + ah.start[oh] + jh * ah.step) * W
-                        for jw in aw.valid[ow] {
-                            let idx = rowBase + aw.start[ow] + jw * aw.step
-                            let v = xp[idx]
-                            if bestIndex < 0 || v > best || v.isNaN {
-                                best = v
-                                bestIndex = idx
+    let (height, width, inPlane, outPlane) = (g.input[1], g.input[2], g.inPlane, g.outPlane)
+    let (outD, outH, outW) = (g.output[0], g.output[1], g.output[2])
+    let maxRows = Swift.max(1, g.axes[0].valid.map(\.count).max() ?? 0) * Swift.max(1, g.axes[1].valid.map(\.count).max() ?? 0)
+    withWindowTables(g) { d, h, w in
+        // The W table as the C kernel's int64_t (the same layout as Int on 64-bit platforms).
+        w.first.withMemoryRebound(to: Int64.self, capacity: outW) { first in
+            w.count.withMemoryRebound(to: Int64.self, capacity: outW) { count in
+                parallelFor(planes, grain: planeGrain(g)) { lo, hi in
+                    withUnsafeTemporaryAllocation(of: Int64.self, capacity: maxRows) { rowBase in
+                        for p in lo..<hi {
+                            var o = p * outPlane
+                            for od in 0..<outD {
+                                for oh in 0..<outH {
+                                    // The in-plane offsets of this output row's window rows, in scan order.
+                                    var rows = 0
+                                    for jd in 0..<d.count[od] {
+                                        let id = d.first[od] + jd * d.step
+                                        for jh in 0..<h.count[oh] {
+                                            rowBase[rows] = Int64((id * height + h.first[oh] + jh * h.step) * width)
+                                            rows += 1
+                                        }
+                                    }
+                                    maxPoolRow(x + p * inPlane, rowBase.baseAddress!, rows, first, count, step: w.step, outW,
+                                               y + o, indices + o)
+                                    o += outW
+                                }
                             }
                         }
                     }
                 }
-                yp[o] = bestIndex < 0 ? -T.infinity : best
-                ip[o] = Int64(Swift.max(bestIndex, 0))
             }
         }
+    }
+}
+
+/// One output row of max pooling through CTorchKernels, for float32 and float64.
+@inline(__always)
+private func maxPoolRow<T: FloatElement>(_ x: UnsafePointer<T>, _ rowBase: UnsafePointer<Int64>, _ rows: Int,
+                                         _ first: UnsafePointer<Int64>, _ count: UnsafePointer<Int64>, step: Int, _ outW: Int,
+                                         _ y: UnsafeMutablePointer<T>, _ indices: UnsafeMutablePointer<Int64>) {
+    if T.self == Float.self {
+        ct_maxpool_row_f32(UnsafeRawPointer(x).assumingMemoryBound(to: Float.self), rowBase, Int64(rows), first, count,
+                           Int64(step), Int64(outW), UnsafeMutableRawPointer(y).assumingMemoryBound(to: Float.self), indices)
+    } else {
+        precondition(T.self == Double.self, "max_pool: no kernel for \(T.self)")
+        ct_maxpool_row_f64(UnsafeRawPointer(x).assumingMemoryBound(to: Double.self), rowBase, Int64(rows), first, count,
+                           Int64(step), Int64(outW), UnsafeMutableRawPointer(y).assumingMemoryBound(to: Double.self), indices)
     }
 }
 
@@ -108,32 +182,28 @@ func maxPoolBackwardKernel<T: FloatElement>(_ gy: UnsafePointer<T>, _ indices: U
 
 /// The divisor of each output of an average pooling: `divisorOverride`, the window size with padding
 /// (`countIncludePad`), or the number of input elements in the window.
-private func averageDivisor(_ g: PoolGeometry, od: Int, oh: Int, ow: Int, countIncludePad: Bool, divisorOverride: Int?) -> Int {
+@inline(__always)
+private func averageDivisor(_ d: WindowTable, _ h: WindowTable, _ w: WindowTable, _ od: Int, _ oh: Int, _ ow: Int,
+                            countIncludePad: Bool, divisorOverride: Int?) -> Int {
     if let divisorOverride { return divisorOverride }
-    let (ad, ah, aw) = (g.axes[0], g.axes[1], g.axes[2])
-    if countIncludePad { return ad.paddedCount[od] * ah.paddedCount[oh] * aw.paddedCount[ow] }
-    return ad.valid[od].count * ah.valid[oh].count * aw.valid[ow].count
+    if countIncludePad { return d.padded[od] * h.padded[oh] * w.padded[ow] }
+    return d.count[od] * h.count[oh] * w.count[ow]
 }
 
 /// Average pooling of `planes` planes (PyTorch's divisor rules; an empty window gives 0).
 func avgPoolForwardKernel<T: FloatElement>(_ x: UnsafePointer<T>, _ y: UnsafeMutablePointer<T>, planes: Int, _ g: PoolGeometry,
                                            countIncludePad: Bool, divisorOverride: Int?) {
-    let (ad, ah, aw) = (g.axes[0], g.axes[1], g.axes[2])
-    let (H, W) = (g.input[1], g.input[2])
-    parallelFor(planes, grain: planeGrain(g)) { lo, hi in
-        for p in lo..<hi {
-            let xp = x + p * g.inPlane, yp = y + p * g.outPlane
-            forEachOutput(g) { o, od, oh, ow in
-                var sum: T = 0
-                for jd in ad.valid[od] {
-                    let id = ad.start[od] + jd * ad.step
-                    for jh in ah.valid[oh] {
-                        let row = xp + (id * H + ah.start[oh] + jh * ah.step) * W + aw.start[ow]
-                        for jw in aw.valid[ow] { sum += row[jw * aw.step] }
-                    }
+    let (height, width, inPlane, outPlane) = (g.input[1], g.input[2], g.inPlane, g.outPlane)
+    withWindowTables(g) { d, h, w in
+        parallelFor(planes, grain: planeGrain(g)) { lo, hi in
+            for p in lo..<hi {
+                let xp = x + p * inPlane, yp = y + p * outPlane
+                forEachOutput(g) { o, od, oh, ow in
+                    guard d.count[od] > 0, h.count[oh] > 0, w.count[ow] > 0 else { yp[o] = 0; return }
+                    var sum: T = 0
+                    forEachWindowElement(d, h, w, height: height, width: width, od, oh, ow) { sum += xp[$0] }
+                    yp[o] = sum / T(averageDivisor(d, h, w, od, oh, ow, countIncludePad: countIncludePad, divisorOverride: divisorOverride))
                 }
-                let div = averageDivisor(g, od: od, oh: oh, ow: ow, countIncludePad: countIncludePad, divisorOverride: divisorOverride)
-                yp[o] = ad.valid[od].isEmpty || ah.valid[oh].isEmpty || aw.valid[ow].isEmpty ? 0 : sum / T(div)
             }
         }
     }
@@ -142,21 +212,15 @@ func avgPoolForwardKernel<T: FloatElement>(_ x: UnsafePointer<T>, _ y: UnsafeMut
 /// Spreads each output gradient over its window (divided like the forward) into `gx` (zeroed here).
 func avgPoolBackwardKernel<T: FloatElement>(_ gy: UnsafePointer<T>, _ gx: UnsafeMutablePointer<T>, planes: Int, _ g: PoolGeometry,
                                             countIncludePad: Bool, divisorOverride: Int?) {
-    let (ad, ah, aw) = (g.axes[0], g.axes[1], g.axes[2])
-    let (H, W) = (g.input[1], g.input[2])
-    parallelFor(planes, grain: planeGrain(g)) { lo, hi in
-        (gx + lo * g.inPlane).update(repeating: 0, count: (hi - lo) * g.inPlane)
-        for p in lo..<hi {
-            let gxp = gx + p * g.inPlane, gyp = gy + p * g.outPlane
-            forEachOutput(g) { o, od, oh, ow in
-                let div = averageDivisor(g, od: od, oh: oh, ow: ow, countIncludePad: countIncludePad, divisorOverride: divisorOverride)
-                let v = gyp[o] / T(div)
-                for jd in ad.valid[od] {
-                    let id = ad.start[od] + jd * ad.step
-                    for jh in ah.valid[oh] {
-                        let row = gxp + (id * H + ah.start[oh] + jh * ah.step) * W + aw.start[ow]
-                        for jw in aw.valid[ow] { row[jw * aw.step] += v }
-                    }
+    let (height, width, inPlane, outPlane) = (g.input[1], g.input[2], g.inPlane, g.outPlane)
+    withWindowTables(g) { d, h, w in
+        parallelFor(planes, grain: planeGrain(g)) { lo, hi in
+            (gx + lo * inPlane).update(repeating: 0, count: (hi - lo) * inPlane)
+            for p in lo..<hi {
+                let gxp = gx + p * inPlane, gyp = gy + p * outPlane
+                forEachOutput(g) { o, od, oh, ow in
+                    let v = gyp[o] / T(averageDivisor(d, h, w, od, oh, ow, countIncludePad: countIncludePad, divisorOverride: divisorOverride))
+                    forEachWindowElement(d, h, w, height: height, width: width, od, oh, ow) { gxp[$0] += v }
                 }
             }
         }

@@ -1,0 +1,196 @@
+import CTorchKernels
+
+/// Winograd F(2×2, 3×3) convolution (Lavin & Gray, 2015) for 3×3, stride-1, undilated, ungrouped 2-D
+/// convolutions with enough channels and output: each 2×2 output tile costs 16 multiply-adds per
+/// (input, output) channel pair instead of 36, so the GEMM part does 2.25× less work than im2col's.
+///
+/// The steps, for a block of whole images (≤ `winogradBlockTiles` tiles):
+/// 1. U[ξ] (Cout × Cin) = G·g·Gᵀ for every 3×3 filter g, ξ = 4i + j over the 4×4 transformed tile (once per call);
+/// 2. V[ξ] (Cin × tiles) = Bᵀ·d·B for every overlapping 4×4 input tile d (zero outside the input);
+/// 3. M[ξ] = U[ξ]·V[ξ], sixteen GEMMs on the packed micro-kernels;
+/// 4. every 2×2 output tile = Aᵀ·m·A (+ bias), clipped at the output's edge.
+/// The tile transforms run in CTorchKernels (`ct_winograd_input_row_f32`, `ct_winograd_output_row_f32`, per ISA)
+/// along whole tile rows, with the even and odd input columns split apart so that every step is a unit-stride
+/// loop the C compiler vectorises at the CPU's width; in Swift (baseline x86-64, 4-wide) they took as long as
+/// the GEMMs. float32 only: float64 convolutions stay on im2col, exact to rounding.
+///
+/// Rounding: the transforms add and subtract a few inputs, so results differ from im2col's by a few ulps of
+/// the inputs' magnitude (measured max relative error ~1e-6 in float32 on unit-normal data, inside PyTorch's
+/// own conv tolerance; oneDNN uses Winograd too).
+
+/// Kill switch for tests and A/B runs: false routes every convolution through im2col.
+nonisolated(unsafe) var winogradEnabled = true
+
+/// Output tiles per block: V and M then take 16·C·tiles elements each (2 MB apiece at C = 64), about the L2 of
+/// current x86 cores (1–2 MB); larger blocks only lengthen the GEMMs' N, which is already past their knee.
+private let winogradBlockTiles = 512
+
+/// One Winograd problem: `inChannels` planes of height × width in, `outChannels` planes of outHeight × outWidth
+/// out, zero padding `padH`/`padW` in front of the input (the same or less behind it).
+struct WinogradProblem {
+    var inChannels: Int, outChannels: Int
+    var height: Int, width: Int
+    var outHeight: Int, outWidth: Int
+    var padH: Int, padW: Int
+    var tilesH: Int { (outHeight + 1) / 2 }
+    var tilesW: Int { (outWidth + 1) / 2 }
+    var tilesPerImage: Int { tilesH * tilesW }
+
+    /// The forward problem of a convolution, or nil when Winograd does not apply or would not win.
+    ///
+    /// It wins when the GEMMs are big enough for the 16× packing of U and the transforms to be noise: at least
+    /// 16 channels each way (below that the transforms, ~30 adds per tile and channel, cost more than the
+    /// multiply-adds they save) and at least 64 tiles in the batch (fewer makes sixteen skinny GEMMs).
+    init?(forward g: ConvGeometry, batch: Int) {
+        guard winogradEnabled, g.kernel == [1, 3, 3], g.stride == [1, 1, 1], g.dilation == [1, 1, 1], g.groups == 1,
+              g.big[0] == 1, g.small[0] == 1, g.padding[0] == 0 else { return nil }
+        self.init(inChannels: g.bigChannels, outChannels: g.smallChannels, height: g.big[1], width: g.big[2],
+                  outHeight: g.small[1], outWidth: g.small[2], padH: g.padding[1], padW: g.padding[2])
+        guard wins(batch: batch) else { return nil }
+    }
+
+    /// The input gradient of a convolution (`convᵀ`): a convolution of the output gradient with the flipped,
+    /// transposed filters and padding 2 − p, or nil as above (and for p > 2).
+    init?(transposed g: ConvGeometry, batch: Int) {
+        guard winogradEnabled, g.kernel == [1, 3, 3], g.stride == [1, 1, 1], g.dilation == [1, 1, 1], g.groups == 1,
+              g.big[0] == 1, g.small[0] == 1, g.padding[0] == 0, g.padding[1] <= 2, g.padding[2] <= 2 else { return nil }
+        self.init(inChannels: g.smallChannels, outChannels: g.bigChannels, height: g.small[1], width: g.small[2],
+                  outHeight: g.big[1], outWidth: g.big[2], padH: 2 - g.padding[1], padW: 2 - g.padding[2])
+        guard wins(batch: batch) else { return nil }
+    }
+
+    private init(inChannels: Int, outChannels: Int, height: Int, width: Int, outHeight: Int, outWidth: Int, padH: Int, padW: Int) {
+        (self.inChannels, self.outChannels, self.height, self.width) = (inChannels, outChannels, height, width)
+        (self.outHeight, self.outWidth, self.padH, self.padW) = (outHeight, outWidth, padH, padW)
+    }
+
+    private func wins(batch: Int) -> Bool {
+        inChannels >= 16 && outChannels >= 16 && outHeight > 0 && outWidth > 0 && batch * tilesPerImage >= 64
+    }
+}
+
+/// y = conv(x, w) (+ bias) by F(2×2, 3×3); `x` is `[n, Cin, H, W]`, `w` `[Cout, Cin, 3, 3]`, `y` `[n, Cout, OH, OW]`.
+func winogradConvolution(_ x: UnsafePointer<Float>, _ w: UnsafePointer<Float>, bias: UnsafePointer<Float>?,
+                         _ y: UnsafeMutablePointer<Float>, batch n: Int, _ p: WinogradProblem) {
+    let (cin, cout) = (p.inChannels, p.outChannels)
+    let u = ScratchBuffer<Float>(count: 16 * cout * cin)
+    winogradTransformFilters(w, p, into: u.pointer)
+    let perImage = p.tilesPerImage
+    let imagesPerBlock = Swift.max(1, winogradBlockTiles / perImage)
+    let threads = Int(ct_get_num_threads())
+    let chunks = threads > 1 && n >= 2 * threads ? Swift.min(threads, n) : 1
+    let run = { (images: Range<Int>) in
+        let blockTiles = Swift.min(imagesPerBlock, images.count) * perImage
+        let v = ScratchBuffer<Float>(count: 16 * cin * blockTiles), m = ScratchBuffer<Float>(count: 16 * cout * blockTiles)
+        let scratch = ScratchBuffer<Float>(count: 24 * (p.tilesW + 1))
+        var first = images.lowerBound
+        while first < images.upperBound {
+            let count = Swift.min(imagesPerBlock, images.upperBound - first)
+            let tiles = count * perImage
+            for i in 0..<count {
+                winogradTransformInput(x + (first + i) * cin * p.height * p.width, p, into: v.pointer,
+                                       tileOffset: i * perImage, tiles: tiles, scratch: scratch.pointer)
+            }
+            for xi in 0..<16 {
+                Float.gemm(cout, tiles, cin, u.pointer + xi * cout * cin, cin, 1, v.pointer + xi * cin * tiles, tiles, 1,
+                           beta: 0, m.pointer + xi * cout * tiles, tiles)
+            }
+            for i in 0..<count {
+                winogradTransformOutput(m.pointer, p, tileOffset: i * perImage, tiles: tiles, bias: bias,
+                                        into: y + (first + i) * cout * p.outHeight * p.outWidth, scratch: scratch.pointer)
+            }
+            first += count
+        }
+        scratch.free()
+        m.free()
+        v.free()
+    }
+    if chunks <= 1 {
+        run(0..<n)
+    } else {
+        parallelFor(chunks, grain: 1) { lo, hi in
+            for c in lo..<hi { run((c * n / chunks)..<((c + 1) * n / chunks)) }
+        }
+    }
+    u.free()
+}
+
+/// x = convᵀ(y, w) (+ bias) by F(2×2, 3×3): the convolution of `y` `[n, Csmall, OH, OW]` with the filters
+/// flipped in space and transposed in channels (`w` is `[Csmall, Cbig, 3, 3]`), into `x` `[n, Cbig, H, W]`.
+func winogradTransposedConvolution(_ y: UnsafePointer<Float>, _ w: UnsafePointer<Float>, bias: UnsafePointer<Float>?,
+                                   _ x: UnsafeMutablePointer<Float>, batch n: Int, _ p: WinogradProblem) {
+    // p.inChannels is Csmall (the filters' first dim), p.outChannels Cbig.
+    let flipped = ScratchBuffer<Float>(count: p.outChannels * p.inChannels * 9)
+    for cs in 0..<p.inChannels {
+        for cb in 0..<p.outChannels {
+            let src = w + (cs * p.outChannels + cb) * 9, dst = flipped.pointer + (cb * p.inChannels + cs) * 9
+            for k in 0..<9 { dst[k] = src[8 - k] }
+        }
+    }
+    winogradConvolution(y, UnsafePointer(flipped.pointer), bias: bias, x, batch: n, p)
+    flipped.free()
+}
+
+/// U[ξ][co][ci] = (G·g·Gᵀ)[ξ] for each filter g = w[co][ci], G = [[1, 0, 0], [½, ½, ½], [½, −½, ½], [0, 0, 1]].
+private func winogradTransformFilters(_ w: UnsafePointer<Float>, _ p: WinogradProblem, into u: UnsafeMutablePointer<Float>) {
+    let (cin, cout) = (p.inChannels, p.outChannels)
+    let half: Float = 0.5
+    let stride = cout * cin
+    for co in 0..<cout {
+        for ci in 0..<cin {
+            let g = w + (co * cin + ci) * 9
+            let dst = u + co * cin + ci
+            // Row i of r = G·g is (r0, r1, r2); row i of U = r·Gᵀ is (r0, ½(r0 + r1 + r2), ½(r0 − r1 + r2), r2).
+            func emit(_ i: Int, _ r0: Float, _ r1: Float, _ r2: Float) {
+                dst[(4 * i) * stride] = r0
+                dst[(4 * i + 1) * stride] = half * (r0 + r1 + r2)
+                dst[(4 * i + 2) * stride] = half * (r0 - r1 + r2)
+                dst[(4 * i + 3) * stride] = r2
+            }
+            emit(0, g[0], g[1], g[2])
+            emit(1, half * (g[0] + g[3] + g[6]), half * (g[1] + g[4] + g[7]), half * (g[2] + g[5] + g[8]))
+            emit(2, half * (g[0] - g[3] + g[6]), half * (g[1] - g[4] + g[7]), half * (g[2] - g[5] + g[8]))
+            emit(3, g[6], g[7], g[8])
+        }
+    }
+}
+
+/// V[ξ][ci][tileOffset + tile] = (Bᵀ·d·B)[ξ] for each 4×4 input tile d of one image,
+/// Bᵀ = [[1, 0, −1, 0], [0, 1, 1, 0], [0, −1, 1, 0], [0, 1, 0, −1]], one tile row at a time in CTorchKernels.
+private func winogradTransformInput(_ x: UnsafePointer<Float>, _ p: WinogradProblem, into v: UnsafeMutablePointer<Float>,
+                                    tileOffset: Int, tiles: Int, scratch: UnsafeMutablePointer<Float>) {
+    let (tw, th, width, height) = (p.tilesW, p.tilesH, p.width, p.height)
+    for ci in 0..<p.inChannels {
+        let plane = x + ci * height * width
+        for ty in 0..<th {
+            // Input row r of tile row ty is 2·ty − padH + r; nil in the padding.
+            func row(_ r: Int) -> UnsafePointer<Float>? {
+                let iy = 2 * ty - p.padH + r
+                return iy >= 0 && iy < height ? plane + iy * width : nil
+            }
+            var rows: (UnsafePointer<Float>?, UnsafePointer<Float>?, UnsafePointer<Float>?, UnsafePointer<Float>?) = (row(0), row(1), row(2), row(3))
+            withUnsafePointer(to: &rows) {
+                $0.withMemoryRebound(to: UnsafePointer<Float>?.self, capacity: 4) { rowList in
+                    ct_winograd_input_row_f32(rowList, Int64(width), Int64(p.padW), Int64(tw),
+                                              v + ci * tiles + tileOffset + ty * tw, Int64(p.inChannels * tiles), scratch)
+                }
+            }
+        }
+    }
+}
+
+/// One image's output: each 2×2 tile = Aᵀ·m·A (+ bias), Aᵀ = [[1, 1, 1, 0], [0, 1, −1, −1]], clipped at the edge,
+/// one tile row at a time in CTorchKernels.
+private func winogradTransformOutput(_ m: UnsafePointer<Float>, _ p: WinogradProblem, tileOffset: Int, tiles: Int,
+                                     bias: UnsafePointer<Float>?, into y: UnsafeMutablePointer<Float>,
+                                     scratch: UnsafeMutablePointer<Float>) {
+    let (tw, th, ow, oh, cout) = (p.tilesW, p.tilesH, p.outWidth, p.outHeight, p.outChannels)
+    for co in 0..<cout {
+        let out = y + co * oh * ow
+        for ty in 0..<th {
+            let row1 = 2 * ty + 1 < oh ? out + (2 * ty + 1) * ow : nil
+            ct_winograd_output_row_f32(m + co * tiles + tileOffset + ty * tw, Int64(cout * tiles), Int64(tw), bias?[co] ?? 0,
+                                       out + 2 * ty * ow, row1, Int64(ow), scratch)
+        }
+    }
+}
