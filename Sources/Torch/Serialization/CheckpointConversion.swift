@@ -39,8 +39,8 @@ extension torch {
     /// or safetensors to a PyTorch checkpoint, by the output's extension.
     ///
     /// To safetensors, the file is loaded like `torch.load(weights_only=True)`; its state dict
-    /// is the whole file, the entry `key`, or else the one `state_dict`/`model_state_dict`/`model`
-    /// entry of a wrapper dictionary. Nested dictionaries are flattened with dotted names and
+    /// is the entry `key`, else the one `state_dict`/`model_state_dict`/`model` entry of a
+    /// wrapper dictionary, else the whole file. Nested dictionaries are flattened with dotted names and
     /// non-tensor entries skipped; `metadata` (default `{"format": "pt"}`) goes in the header.
     /// From safetensors, the tensors are saved as a state dict (an `OrderedDict`).
     ///
@@ -65,7 +65,9 @@ extension torch {
             guard let v = value[key] else { throw ConversionError.missingEntry(path: input, key: key) }
             value = v
             entry = key
-        } else if let entries = value.dictValue, !entries.contains(where: { $0.value.tensorValue != nil }) {
+        } else if value.dictValue != nil {
+            // A wrapper (`{"epoch": ..., "model_state_dict": {...}, "optimizer_state_dict": ...}`)
+            // names its state dict; a plain state dict has none of these entries.
             let candidates = ["state_dict", "model_state_dict", "model"].filter { value[$0]?.dictValue != nil }
             if candidates.count == 1 {
                 entry = candidates[0]
