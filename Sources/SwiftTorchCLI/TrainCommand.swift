@@ -127,8 +127,9 @@ struct Train: ParsableCommand {
             history = resumed.history
             print("resumed from '\(resume!)' after epoch \(resumed.epoch)")
         }
-        let writer = try logdir.map { try SummaryWriter(logDir: $0) }
         var trainer = Trainer(model: model, optimizer: opt, scheduler: sched, perBatchScheduler: scheduler == .onecycle)
+        // `--distributed` will configure `trainer` here (see ``Trainer``); only the main process logs and saves.
+        let writer = trainer.isMainProcess ? try logdir.map { try SummaryWriter(logDir: $0) } : nil
 
         let start = Date()
         var accuracy = history.last?["test_accuracy"] ?? 0
@@ -150,14 +151,14 @@ struct Train: ParsableCommand {
                 writer.addScalar("LR", lrNow, epoch)
                 try writer.flush()
             }
-            if let checkpointPath {
+            if let checkpointPath, trainer.isMainProcess {
                 try TrainingCheckpoint(epoch: epoch, config: config, model: TrainingCheckpoint.modelValue(model.module),
                                        optimizer: opt.stateDict(), scheduler: sched?.stateDict(),
                                        rngState: torch.getRNGState(), history: history).save(checkpointPath)
             }
         }
         try writer?.close()
-        if let save {
+        if let save, trainer.isMainProcess {
             try torch.save(model.module.stateDict(), save)
             print("saved the model's state dict to \(save)")
         }
