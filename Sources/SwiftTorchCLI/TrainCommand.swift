@@ -16,7 +16,7 @@ struct Train: ParsableCommand {
         abstract: "Train a model; report loss and test accuracy after each epoch.",
         discussion: """
             Shows a progress bar per epoch (a plain line every 10 % when standard error is not a terminal), \
-            logs Loss/train, Loss/test, Accuracy/test and LR to TensorBoard with --logdir, writes the whole \
+            logs the model graph and Loss/train, Loss/test, Accuracy/test and LR to TensorBoard with --logdir, writes the whole \
             training state (model, optimizer, scheduler, random generator, epoch) to --checkpoint after every \
             epoch (atomically), and continues a run bit for bit with --resume. The last line printed is \
             `final test accuracy <acc> in <seconds> s`.
@@ -130,6 +130,7 @@ struct Train: ParsableCommand {
         var trainer = Trainer(model: model, optimizer: opt, scheduler: sched, perBatchScheduler: scheduler == .onecycle)
         // `--distributed` will configure `trainer` here (see ``Trainer``); only the main process logs and saves.
         let writer = trainer.isMainProcess ? try logdir.map { try SummaryWriter(logDir: $0) } : nil
+        if let writer, startEpoch == 1 { writer.addGraph(model.module, model.adapt(split.trainX[0..<1])) }
 
         let start = Date()
         var accuracy = history.last?["test_accuracy"] ?? 0
