@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import Torch
+import TorchVision
 
 /// Runs the built `swifttorch` executable as a user would (it sits next to the test bundle in the
 /// build products folder: build it with `swift build --build-tests`).
@@ -47,7 +48,7 @@ final class CLITests: XCTestCase {
         p.environment = env
         // Standard error goes to a file, standard output through a pipe read to its end.
         let errPath = dir + "/.stderr-\(UInt32.random(in: 0...UInt32.max))"
-        FileManager.default.createFile(atPath: errPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
         defer { try? FileManager.default.removeItem(atPath: errPath) }
         let errHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
         let out = Pipe()
@@ -193,5 +194,23 @@ final class CLITests: XCTestCase {
         }
         let v = try run(["--version"])
         XCTAssertEqual(v.stdout.trimmingCharacters(in: .whitespacesAndNewlines), torch.version)
+    }
+
+    func testTrainsOnAnImageFolderWithOtherOptimizersAndSchedules() throws {
+        // Two classes of 8×8 PNGs: dark and bright, 6 each (train 80 % / held out every fifth).
+        for (cls, level) in [("dark", 0.1), ("bright", 0.9)] {
+            try FileManager.default.createDirectory(atPath: "\(dir)/imgs/\(cls)", withIntermediateDirectories: true)
+            for i in 0..<6 {
+                let img = ((torch.rand(3, 8, 8) * 0.1 + level) * 255).to(.uint8)
+                try io.writePNG(img, "\(dir)/imgs/\(cls)/\(i).png")
+            }
+        }
+        for args in [["--model", "cnn", "--optimizer", "adamw", "--scheduler", "onecycle"],
+                     ["--model", "lenet5", "--optimizer", "rmsprop", "--scheduler", "cosine", "--lr", "0.001"]] {
+            let r = try run(["train", "--dataset", "folder:imgs", "--image-size", "8", "--epochs", "2", "--batch-size", "4"] + args)
+            XCTAssertEqual(r.status, 0, "\(args)\n\(r.stderr)")
+            XCTAssertTrue(r.stdout.contains("dataset folder:imgs: 10 train / 2 test images of 3×8×8, 2 classes"), r.stdout)
+            XCTAssertTrue(r.stdout.split(separator: "\n").last!.hasPrefix("final test accuracy "), r.stdout)
+        }
     }
 }
