@@ -41,7 +41,7 @@ let package = Package(
         .target(name: "TutorialModels", dependencies: ["Torch"], swiftSettings: swift5),
         .executableTarget(
             name: "SwiftTorchCLI",
-            dependencies: ["Torch", "TorchVision", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["Torch", "TorchVision", "TutorialModels", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             resources: [.copy("Resources/digits-images-idx3-ubyte"), .copy("Resources/digits-labels-idx1-ubyte")],
             swiftSettings: swift5
         ),

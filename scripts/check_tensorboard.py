@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reads a SwiftTorch TensorBoard run with TensorBoard's own EventAccumulator and lists what it finds
+"""Reads a SwiftTorch TensorBoard run (also `swifttorch train --logdir DIR`: scalars and the model graph) with TensorBoard's own EventAccumulator and lists what it finds
 (not run by the tests; needs `pip install tensorboard`).
 
     SWIFTTORCH_TB_KEEP=/tmp/tbrun swift test --skip-build --filter TensorBoardTests/testScalarsTextAndImagesReadBack
@@ -36,6 +36,10 @@ def main(run):
         for tag, content in hparams.items():
             data = plugin_data_pb2.HParamsPluginData.FromString(content)
             print("hparams", tag, data.WhichOneof("data"), str(getattr(data, data.WhichOneof("data"))).replace("\n", " ")[:160])
+        if tags.get("graph"):
+            for n in acc.Graph().node:
+                shapes = [[d.size for d in s.dim] for s in n.attr["_output_shapes"].list.shape]
+                print("graph node", n.name, n.op, list(n.input), shapes)
         for tag in tags["tensors"]:
             for e in acc.Tensors(tag):
                 print("tensor", tag, "step", e.step, e.tensor_proto.string_val)

@@ -51,47 +51,12 @@ guard toSafetensors != fromSafetensors else {
     fail("exactly one of <input> and <output> must end in .safetensors\n\(usage)", code: 2)
 }
 
-/// Flattens a dictionary of tensors (nested dictionaries get dotted names); returns skipped names.
-func flatten(_ v: StateValue, prefix: String, into out: inout [(String, Tensor)], skipped: inout [String]) {
-    guard case let .dict(entries) = v else { return }
-    for (k, x) in entries {
-        let name = prefix + (k.stringValue ?? k.intValue.map(String.init) ?? k.description)
-        switch x {
-        case let .tensor(t): out.append((name, t))
-        case .dict: flatten(x, prefix: name + ".", into: &out, skipped: &skipped)
-        default: skipped.append(name)
-        }
-    }
-}
-
 do {
-    if toSafetensors {
-        var value = try torch.load(input)
-        if let key {
-            guard let v = value[key] else { fail("'\(input)' has no entry '\(key)'") }
-            value = v
-        } else if let entries = value.dictValue, !entries.contains(where: { $0.value.tensorValue != nil }) {
-            let candidates = ["state_dict", "model_state_dict", "model"].filter { value[$0]?.dictValue != nil }
-            if candidates.count == 1 {
-                print("using the entry '\(candidates[0])' (choose another with --key)")
-                value = value[candidates[0]]!
-            }
-        }
-        if let t = value.tensorValue { value = .dict([(key: "tensor", value: .tensor(t))]) }
-        var tensors: [(String, Tensor)] = []
-        var skipped: [String] = []
-        flatten(value, prefix: "", into: &tensors, skipped: &skipped)
-        guard !tensors.isEmpty else { fail("'\(input)' holds no tensors to convert (use --key to pick an entry)") }
-        if !skipped.isEmpty { print("skipped non-tensor entries: \(skipped.joined(separator: ", "))") }
-        try safetensors.saveFile(tensors, output, metadata: metadata)
-        let bytes = tensors.reduce(0) { $0 + $1.1.numel * $1.1.elementSize }
-        print("wrote \(tensors.count) tensors (\(bytes) bytes) to \(output)")
-    } else {
-        let tensors = try safetensors.loadFile(input)
-        try torch.save(tensors, output)
-        let bytes = tensors.reduce(0) { $0 + $1.1.numel * $1.1.elementSize }
-        print("wrote \(tensors.count) tensors (\(bytes) bytes) to \(output)")
-    }
+    // The conversion itself is `torch.convertCheckpoint`, shared with `swifttorch convert`.
+    let r = try torch.convertCheckpoint(input, output, key: key, metadata: metadata)
+    if let e = r.entry, key == nil { print("using the entry '\(e)' (choose another with --key)") }
+    if !r.skipped.isEmpty { print("skipped non-tensor entries: \(r.skipped.joined(separator: ", "))") }
+    print("wrote \(r.tensorCount) tensors (\(r.byteCount) bytes) to \(output)")
 } catch {
     fail("\(error)")
 }

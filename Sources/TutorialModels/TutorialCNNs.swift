@@ -3,15 +3,18 @@ import Torch
 /// The Fashion-MNIST CNN of issue 9's accuracy targets, shared by the tests, benchmarks and the CLI:
 /// two 3×3 convolutions (32 and 64 channels, padding 1), each followed by BatchNorm2d, ReLU and 2×2 max pooling,
 /// then Linear(64·7·7, 128), ReLU, Linear(128, 10). Its PyTorch twin is `FashionCNN` in scripts/bench_pytorch.py.
+/// `inChannels` and `imageSize` (square images, at least 4) adapt it to other datasets (`swifttorch --model cnn`).
 public final class FashionCNN: nn.Module {
     public let features: nn.Sequential
     public let classifier: nn.Sequential
 
-    public init(numClasses: Int = 10) {
+    public init(inChannels: Int = 1, imageSize: Int = 28, numClasses: Int = 10) {
+        precondition(imageSize >= 4, "FashionCNN: imageSize must be at least 4 (got \(imageSize))")
         features = nn.Sequential(
-            nn.Conv2d(1, 32, 3, padding: 1), nn.BatchNorm2d(32), nn.ReLU(inplace: true), nn.MaxPool2d(2),
+            nn.Conv2d(inChannels, 32, 3, padding: 1), nn.BatchNorm2d(32), nn.ReLU(inplace: true), nn.MaxPool2d(2),
             nn.Conv2d(32, 64, 3, padding: 1), nn.BatchNorm2d(64), nn.ReLU(inplace: true), nn.MaxPool2d(2))
-        classifier = nn.Sequential(nn.Linear(64 * 7 * 7, 128), nn.ReLU(inplace: true), nn.Linear(128, numClasses))
+        let side = imageSize / 2 / 2
+        classifier = nn.Sequential(nn.Linear(64 * side * side, 128), nn.ReLU(inplace: true), nn.Linear(128, numClasses))
         super.init()
     }
 

@@ -498,8 +498,10 @@ extension nn {
             }
             var missing: [String] = [], unexpected: [String] = [], errors: [String] = []
             func load(_ m: Module, _ prefix: String) {
-                let local: [(String, Tensor)] = m.localParameters().map { ($0.0, $0.1 as Tensor) }
-                    + m.localBuffers(persistentOnly: true)
+                // A tensor both reflected and registered under one name is loaded (and reported) once.
+                var localNames = Set<String>()
+                let local: [(String, Tensor)] = (m.localParameters().map { ($0.0, $0.1 as Tensor) }
+                    + m.localBuffers(persistentOnly: true)).filter { localNames.insert($0.0).inserted }
                 let children = m.localChildren()
                 for (name, t) in local {
                     let key = prefix + name
@@ -515,11 +517,11 @@ extension nn {
                     torch.noGrad { _ = t.copy_(input) }
                 }
                 let normPrefix = normalizeStateDictKey(prefix)
-                let localNames = Set(local.map { normalizeStateDictKey($0.0) })
+                let normalizedLocalNames = Set(local.map { normalizeStateDictKey($0.0) })
                 let childNames = Set(children.map { normalizeStateDictKey($0.0) })
                 for (k, nk) in zip(keys, normalized) where nk.hasPrefix(normPrefix) {
                     let rest = nk.dropFirst(normPrefix.count)
-                    if localNames.contains(String(rest)) { continue }
+                    if normalizedLocalNames.contains(String(rest)) { continue }
                     if let dot = rest.firstIndex(of: "."), childNames.contains(String(rest[..<dot])) { continue }
                     unexpected.append(k)
                 }

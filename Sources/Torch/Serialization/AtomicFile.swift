@@ -1,6 +1,7 @@
 // Atomic file replacement: write a temporary file in the destination's folder, fsync it, rename it
 // over the destination, fsync the folder. A crash or an error leaves either the old file or the new
-// one, never a truncated mix, and no temporary file behind (on error).
+// one, never a truncated mix, and no temporary file behind (on error). A process killed mid-write
+// does leave its temporary file; the next write of the same destination removes such leftovers.
 
 import Foundation
 #if canImport(Glibc)
@@ -24,6 +25,10 @@ public enum AtomicFile {
     /// The new file gets the permission bits of the file it replaces, or `0666` minus the umask for
     /// a new file. `body` must not close the descriptor.
     ///
+    /// A process killed while writing leaves its temporary file behind; before writing, the
+    /// temporary files of the same destination whose process is no longer alive are removed
+    /// (see ``removeStaleTemporaries(of:)``).
+    ///
     /// - Throws: what `body` throws, or ``SerializationError/io(path:operation:code:message:)``.
     public static func write(to path: String, _ body: (_ fileDescriptor: Int32) throws -> Void) throws {
         let url = URL(fileURLWithPath: path)
@@ -32,6 +37,7 @@ public enum AtomicFile {
         guard !base.isEmpty, base != "/" else {
             throw SerializationError.io(path: path, operation: "open", code: EISDIR, message: "not a file path")
         }
+        removeStaleTemporaries(of: path)
         var tempPath = ""
         var fd: Int32 = -1
         for _ in 0..<16 {
@@ -69,6 +75,27 @@ public enum AtomicFile {
             _ = fsync(dfd)
             _ = close(dfd)
         }
+    }
+
+    /// Removes the temporary files `.<name>.tmp-<pid>-<random>` that writes of `path` by processes
+    /// no longer running left behind (a killed `torch.save`), and returns their paths. Files of
+    /// live processes — including this one — are kept: they may be writes in progress.
+    @discardableResult
+    public static func removeStaleTemporaries(of path: String) -> [String] {
+        let url = URL(fileURLWithPath: path)
+        let dir = url.deletingLastPathComponent().path
+        let prefix = ".\(url.lastPathComponent).tmp-"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir.isEmpty ? "." : dir) else { return [] }
+        var removed: [String] = []
+        for name in names where name.hasPrefix(prefix) {
+            let rest = name.dropFirst(prefix.count)
+            guard let dash = rest.firstIndex(of: "-"), let pid = pid_t(rest[..<dash]), pid > 0, pid != getpid() else { continue }
+            // kill(pid, 0) fails with ESRCH only when no such process exists.
+            guard kill(pid, 0) != 0 && errno == ESRCH else { continue }
+            let full = (dir as NSString).appendingPathComponent(name)
+            if unlink(full) == 0 { removed.append(full) }
+        }
+        return removed
     }
 
     /// Writes `bytes` to `path` atomically (see ``write(to:_:)``).

@@ -30,6 +30,39 @@ public final class Generator {
     /// The current seed.
     public func initialSeed() -> UInt64 { seedValue }
 
+    /// The generator's whole state as a uint8 tensor (`get_state()`), for checkpoints that resume
+    /// bit for bit: `g.setState(g.getState())` continues the same sequence. The layout is
+    /// SwiftTorch's own (the 624 MT19937 words, the position, the seed and the cached normal
+    /// samples, little-endian), not PyTorch's 5056-byte one.
+    public func getState() -> Tensor {
+        var words: [UInt64] = mt.map(UInt64.init) + [UInt64(index), seedValue]
+        words.append(nextDoubleNormal == nil ? 0 : 1)
+        words.append(nextDoubleNormal.map { $0.bitPattern } ?? 0)
+        words.append(nextFloatNormal == nil ? 0 : 1)
+        words.append(UInt64(nextFloatNormal.map { $0.bitPattern } ?? 0))
+        let bytes = words.flatMap { w in (0..<8).map { UInt8(truncatingIfNeeded: w >> (8 * UInt64($0))) } }
+        return torch.tensor(bytes.map(Int.init), dtype: .uint8)
+    }
+
+    /// Restores a state from ``getState()`` (`set_state`).
+    /// - Throws: ``SerializationError`` when `state` is not such a state (wrong dtype or size).
+    public func setState(_ state: Tensor) throws {
+        let count = (624 + 6) * 8
+        guard state.dtype == .uint8, state.numel == count else {
+            throw SerializationError.invalidArgument("a generator state is a uint8 tensor of \(count) bytes, got \(state.dtype) with \(state.numel) elements")
+        }
+        let bytes = state.contiguous().toArray(as: UInt8.self)
+        let words = (0..<(count / 8)).map { i in (0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[i * 8 + $1]) << (8 * UInt64($1)) } }
+        guard words[624] <= 624, words[..<624].allSatisfy({ $0 <= UInt64(UInt32.max) }) else {
+            throw SerializationError.invalidArgument("the generator state's MT19937 words are out of range")
+        }
+        mt = words[..<624].map { UInt32($0) }
+        index = Int(words[624])
+        seedValue = words[625]
+        nextDoubleNormal = words[626] != 0 ? Double(bitPattern: words[627]) : nil
+        nextFloatNormal = words[628] != 0 ? Float(bitPattern: UInt32(truncatingIfNeeded: words[629])) : nil
+    }
+
     private func seed(_ s: UInt64) {
         seedValue = s
         mt[0] = UInt32(truncatingIfNeeded: s)
@@ -251,4 +284,11 @@ extension torch {
 
     /// The default generator's seed.
     public static func initialSeed() -> UInt64 { defaultGenerator.initialSeed() }
+
+    /// The default generator's state (`torch.get_rng_state()`), see ``Generator/getState()``.
+    public static func getRNGState() -> Tensor { defaultGenerator.getState() }
+
+    /// Restores the default generator's state (`torch.set_rng_state`).
+    /// - Throws: ``SerializationError`` when `state` did not come from ``getRNGState()``.
+    public static func setRNGState(_ state: Tensor) throws { try defaultGenerator.setState(state) }
 }

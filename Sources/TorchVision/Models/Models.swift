@@ -70,19 +70,11 @@ extension models {
         }
     }
 
-    /// torch.hub's cache of downloaded checkpoints: `$TORCH_HOME/hub/checkpoints`, where `TORCH_HOME`
-    /// defaults to `$XDG_CACHE_HOME/torch` and then to `~/.cache/torch` (read at each call).
+    /// torch.hub's cache of downloaded checkpoints: `torch.hub.getDir()/checkpoints`, that is
+    /// `$TORCH_HOME/hub/checkpoints`, where `TORCH_HOME` defaults to `$XDG_CACHE_HOME/torch` and
+    /// then to `~/.cache/torch` (read at each call; `torch.hub.setDir` overrides it).
     public static var checkpointDirectory: String {
-        let env = ProcessInfo.processInfo.environment
-        let torchHome: String
-        if let h = env["TORCH_HOME"], !h.isEmpty {
-            torchHome = h
-        } else if let x = env["XDG_CACHE_HOME"], !x.isEmpty {
-            torchHome = (x as NSString).appendingPathComponent("torch")
-        } else {
-            torchHome = (NSHomeDirectory() as NSString).appendingPathComponent(".cache/torch")
-        }
-        return ((torchHome as NSString).expandingTildeInPath as NSString).appendingPathComponent("hub/checkpoints")
+        (torch.hub.getDir() as NSString).appendingPathComponent("checkpoints")
     }
 
     /// Loads `weights` from the hub cache into `model` (strict), after `transform` renames keys

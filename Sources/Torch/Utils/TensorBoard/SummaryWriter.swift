@@ -76,7 +76,7 @@ extension utils.tensorboard {
         }
 
         /// The main event file; after `close()` a new one is started, as PyTorch does.
-        private func mainWriter() -> EventFileWriter? {
+        func mainWriter() -> EventFileWriter? {
             if writer.isClosed {
                 do { writer = try EventFileWriter(logDir: logDir, flushSecs: flushSecs, filenameSuffix: filenameSuffix) } catch {
                     record(error)

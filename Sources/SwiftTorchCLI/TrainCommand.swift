@@ -1,0 +1,245 @@
+import ArgumentParser
+import Foundation
+import Torch
+import TorchVision
+
+enum OptimizerName: String, ExpressibleByArgument, CaseIterable {
+    case sgd, adam, adamw, rmsprop
+}
+
+enum SchedulerName: String, ExpressibleByArgument, CaseIterable {
+    case step, cosine, onecycle, none
+}
+
+struct Train: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Train a model; report loss and test accuracy after each epoch.",
+        discussion: """
+            Shows a progress bar per epoch (a plain line every 10 % when standard error is not a terminal), \
+            logs the model graph and Loss/train, Loss/test, Accuracy/test and LR to TensorBoard with --logdir, writes the whole \
+            training state (model, optimizer, scheduler, random generator, epoch) to --checkpoint after every \
+            epoch (atomically), and continues a run bit for bit with --resume. The last line printed is \
+            `final test accuracy <acc> in <seconds> s`.
+            """)
+
+    @OptionGroup var data: DataOptions
+    @OptionGroup var net: ModelOptions
+
+    @Option(help: "Number of epochs in all (positive; default 20 on digits, 5 otherwise). With --resume, training continues up to this epoch.")
+    var epochs: Int?
+
+    @Option(help: "Learning rate (positive; default 0.1 for sgd, 0.001 otherwise).")
+    var lr: Double?
+
+    @Option(help: "Optimizer.")
+    var optimizer: OptimizerName = .sgd
+
+    @Option(help: "Momentum of sgd and rmsprop (non-negative).")
+    var momentum: Double = 0.5
+
+    @Option(help: "Weight decay (non-negative; default 0.01 for adamw, 0 otherwise).")
+    var weightDecay: Double?
+
+    @Option(help: "Learning-rate schedule: step (×0.1 every --step-size epochs), cosine (to 0 over the epochs), onecycle (per batch, peak --lr), none.")
+    var scheduler: SchedulerName = .step
+
+    @Option(help: "Epochs between learning-rate drops of the step schedule (positive).")
+    var stepSize: Int = 5
+
+    @Option(help: "Random seed (weights, shuffling).")
+    var seed: UInt64 = 0
+
+    @Option(help: ArgumentHelp("Write TensorBoard event files to this folder (created if needed).", valueName: "folder"))
+    var logdir: String?
+
+    @Option(help: ArgumentHelp("Save the training state here after every epoch (a torch.save file; the folder must exist).", valueName: "path"))
+    var checkpoint: String?
+
+    @Option(help: ArgumentHelp("Continue the run saved in this checkpoint (same options; checkpoints keep going to --checkpoint, default this file).", valueName: "path"))
+    var resume: String?
+
+    @Option(help: ArgumentHelp("Save the trained model's state dict here at the end (a PyTorch .pt zip file; the folder must exist).", valueName: "path"))
+    var save: String?
+
+    @Flag(help: "Print the model summary (torchsummary's table) before training.")
+    var summary = false
+
+    func validate() throws {
+        if let epochs, epochs <= 0 { throw ValidationError("--epochs must be a positive integer (got \(epochs))") }
+        if let lr, !(lr > 0 && lr.isFinite) { throw ValidationError("--lr must be a positive number (got \(lr))") }
+        guard momentum >= 0 && momentum.isFinite else { throw ValidationError("--momentum must be non-negative (got \(momentum))") }
+        if let wd = weightDecay, !(wd >= 0 && wd.isFinite) { throw ValidationError("--weight-decay must be non-negative (got \(wd))") }
+        guard stepSize > 0 else { throw ValidationError("--step-size must be a positive integer (got \(stepSize))") }
+        if let resume, !FileManager.default.fileExists(atPath: resume) {
+            throw ValidationError("--resume '\(resume)': no such file")
+        }
+    }
+
+    var effectiveLR: Double { lr ?? (optimizer == .sgd ? 0.1 : 1e-3) }
+    var effectiveWeightDecay: Double { weightDecay ?? (optimizer == .adamw ? 0.01 : 0) }
+    var defaultHidden: [Int] { data.dataset == .digits ? [128, 64] : [300, 100] }
+
+    mutating func run() throws {
+        // Everything that can be checked before training is: destinations first.
+        let checkpointPath = checkpoint ?? resume
+        if let checkpointPath { try checkWritable(checkpointPath, option: checkpoint != nil ? "--checkpoint" : "--resume") }
+        if let save { try checkWritable(save, option: "--save") }
+        let resumed = try resume.map(TrainingCheckpoint.load)
+
+        data.applyThreads()
+        torch.manualSeed(seed)
+        let kind = ModelKind(net.model)!
+        let config = RunConfig(model: kind.name, dataset: data.dataset.description,
+                               hidden: kind == .mlp ? (net.hidden.map { try! hiddenSizes($0) } ?? defaultHidden).map(String.init).joined(separator: ",") : "",
+                               optimizer: optimizer.rawValue, scheduler: scheduler.rawValue, lr: effectiveLR, momentum: momentum,
+                               weightDecay: effectiveWeightDecay, batchSize: data.batchSize, seed: seed)
+        if let resumed, resumed.config != config {
+            throw CLIError.badCheckpoint(path: resume!, reason: "was trained with other options; pass "
+                + config.differences(from: resumed.config).joined(separator: ", "))
+        }
+        let nEpochs = epochs ?? (data.dataset == .digits ? 20 : 5)
+        if let resumed, resumed.epoch >= nEpochs {
+            throw ValidationError("--resume '\(resume!)' has already trained \(resumed.epoch) epochs; ask for more with --epochs")
+        }
+
+        let split = try loadData(data)
+        let model = makeModel(kind, hidden: net.hidden.map { try! hiddenSizes($0) }, imageShape: split.imageShape,
+                              classes: split.classes, defaultHidden: defaultHidden)
+        print("dataset \(data.dataset): \(split.trainX.size(0)) train / \(split.testX.size(0)) test images of \(split.imageShape.map(String.init).joined(separator: "×")), \(split.classes) classes")
+        print("model \(kind.name): \(model.adaptation)")
+        if summary {
+            Torch.summary(model.module, inputSize: model.inputShape)
+        } else {
+            print(model.module)
+        }
+
+        let loader = DataLoader(TensorDataset(split.trainX, split.trainY), batchSize: data.batchSize, shuffle: true)
+        let opt = makeOptimizer(model.module.parameters())
+        let sched = makeScheduler(opt, epochs: nEpochs, stepsPerEpoch: loader.count)
+        var startEpoch = 1
+        var history: [[String: Double]] = []
+        if let resumed {
+            try model.module.loadStateDict(resumed.model)
+            try opt.loadStateDict(resumed.optimizer)
+            if let s = resumed.scheduler { try sched?.loadStateDict(s) }
+            try torch.setRNGState(resumed.rngState)
+            startEpoch = resumed.epoch + 1
+            history = resumed.history
+            print("resumed from '\(resume!)' after epoch \(resumed.epoch)")
+        }
+        var trainer = Trainer(model: model, optimizer: opt, scheduler: sched, perBatchScheduler: scheduler == .onecycle)
+        // `--distributed` will configure `trainer` here (see ``Trainer``); only the main process logs and saves.
+        let writer = trainer.isMainProcess ? try logdir.map { try SummaryWriter(logDir: $0) } : nil
+        if let writer, startEpoch == 1 { writer.addGraph(model.module, model.adapt(split.trainX[0..<1])) }
+
+        let start = Date()
+        var accuracy = history.last?["test_accuracy"] ?? 0
+        for epoch in startEpoch...nEpochs {
+            let t0 = Date()
+            let bar = ProgressBar(loader, description: "epoch \(epoch)/\(nEpochs)")
+            let trainLoss = trainer.trainEpoch(bar)
+            if scheduler != .onecycle { sched?.step() }
+            let (testLoss, acc) = trainer.evaluate(split.testX, split.testY, batchSize: Swift.max(data.batchSize, 256))
+            accuracy = acc
+            let lrNow = opt.paramGroups[0].lr
+            history.append(["train_loss": trainLoss, "test_loss": testLoss, "test_accuracy": acc, "lr": lrNow])
+            print(String(format: "epoch %2d/%d  loss %.4f  test loss %.4f  test accuracy %.4f  lr %.4g  (%.2f s)", epoch, nEpochs,
+                         trainLoss, testLoss, acc, lrNow, Date().timeIntervalSince(t0)))
+            if let writer {
+                writer.addScalar("Loss/train", trainLoss, epoch)
+                writer.addScalar("Loss/test", testLoss, epoch)
+                writer.addScalar("Accuracy/test", acc, epoch)
+                writer.addScalar("LR", lrNow, epoch)
+                try writer.flush()
+            }
+            if let checkpointPath, trainer.isMainProcess {
+                try TrainingCheckpoint(epoch: epoch, config: config, model: TrainingCheckpoint.modelValue(model.module),
+                                       optimizer: opt.stateDict(), scheduler: sched?.stateDict(),
+                                       rngState: torch.getRNGState(), history: history).save(checkpointPath)
+            }
+        }
+        try writer?.close()
+        if let save, trainer.isMainProcess {
+            try torch.save(model.module.stateDict(), save)
+            print("saved the model's state dict to \(save)")
+        }
+        if let checkpointPath { print("training state saved to \(checkpointPath) (continue with --resume \(checkpointPath))") }
+        print(String(format: "final test accuracy %.4f in %.2f s", accuracy, Date().timeIntervalSince(start)))
+    }
+
+    func makeOptimizer(_ params: [Tensor]) -> optim.Optimizer {
+        switch optimizer {
+        case .sgd: return optim.SGD(params, lr: effectiveLR, momentum: momentum, weightDecay: effectiveWeightDecay)
+        case .adam: return optim.Adam(params, lr: effectiveLR, weightDecay: effectiveWeightDecay)
+        case .adamw: return optim.AdamW(params, lr: effectiveLR, weightDecay: effectiveWeightDecay)
+        case .rmsprop: return optim.RMSprop(params, lr: effectiveLR, weightDecay: effectiveWeightDecay, momentum: momentum)
+        }
+    }
+
+    func makeScheduler(_ opt: optim.Optimizer, epochs: Int, stepsPerEpoch: Int) -> optim.lrScheduler.LRScheduler? {
+        switch scheduler {
+        case .step: return optim.lrScheduler.StepLR(opt, stepSize: stepSize, gamma: 0.1)
+        case .cosine: return optim.lrScheduler.CosineAnnealingLR(opt, tMax: epochs)
+        case .onecycle: return optim.lrScheduler.OneCycleLR(opt, maxLr: effectiveLR, epochs: epochs, stepsPerEpoch: Swift.max(stepsPerEpoch, 1))
+        case .none: return nil
+        }
+    }
+}
+
+/// One training loop: epochs over a loader and evaluation, with a place for distributed training.
+///
+/// `--distributed` (Sources/Torch/Distributed, in progress) plugs in here: shard the loader with
+/// `DistributedSampler`, set `afterBackward` to all-reduce the gradients, and let only rank 0 log
+/// and save (the caller checks `isMainProcess`).
+struct Trainer {
+    let model: PreparedModel
+    let optimizer: optim.Optimizer
+    let scheduler: optim.lrScheduler.LRScheduler?
+    let perBatchScheduler: Bool
+    /// Called after `backward()` and before `step()` (gradient all-reduce).
+    var afterBackward: ((nn.Module) -> Void)? = nil
+    /// Whether this process logs and writes files (rank 0).
+    var isMainProcess = true
+    let lossFn = nn.CrossEntropyLoss()
+
+    init(model: PreparedModel, optimizer: optim.Optimizer, scheduler: optim.lrScheduler.LRScheduler?, perBatchScheduler: Bool) {
+        self.model = model
+        self.optimizer = optimizer
+        self.scheduler = scheduler
+        self.perBatchScheduler = perBatchScheduler
+    }
+
+    /// One pass over the batches of `bar`; returns the mean training loss.
+    mutating func trainEpoch<S: Sequence>(_ bar: ProgressBar<S>) -> Double where S.Element == (Tensor, Tensor) {
+        model.module.train()
+        var total = 0.0, batches = 0
+        for (x, y) in bar {
+            optimizer.zeroGrad()
+            let loss = lossFn(model(x), y)
+            loss.backward()
+            afterBackward?(model.module)
+            optimizer.step()
+            if perBatchScheduler { scheduler?.step() }
+            total += loss.item()
+            batches += 1
+            bar.setPostfix(["loss": total / Double(batches)])
+        }
+        return total / Double(Swift.max(batches, 1))
+    }
+
+    /// Mean loss and accuracy on `x`, `y` in eval mode without autograd.
+    func evaluate(_ x: Tensor, _ y: Tensor, batchSize: Int) -> (loss: Double, accuracy: Double) {
+        model.module.eval()
+        return torch.noGrad {
+            var lossSum = 0.0, correct = 0.0
+            let n = x.size(0)
+            for start in stride(from: 0, to: n, by: batchSize) {
+                let end = Swift.min(n, start + batchSize)
+                let out = model(x[start..<end])
+                lossSum += lossFn(out, y[start..<end]).item() * Double(end - start)
+                correct += (out.argmax(dim: 1) .== y[start..<end]).sum().item()
+            }
+            return (lossSum / Double(Swift.max(n, 1)), correct / Double(Swift.max(n, 1)))
+        }
+    }
+}
