@@ -118,6 +118,10 @@ void ct_maxpool_row_f32(const float *x, const int64_t *row_base, int64_t nrows, 
                         const int64_t *count, int64_t step, int64_t outw, float *y, int64_t *indices);
 void ct_maxpool_row_f64(const double *x, const int64_t *row_base, int64_t nrows, const int64_t *first,
                         const int64_t *count, int64_t step, int64_t outw, double *y, int64_t *indices);
+// The 2x2 stride-2 case of one row: output ow is the maximum of r0[2ow], r0[2ow + 1], r1[2ow], r1[2ow + 1],
+// with in-plane indices i0 + 2ow, ... (31-bit), on SSE2 masks four windows at a time.
+void ct_maxpool_row2x2_f32(const float *r0, const float *r1, int64_t i0, int64_t i1, int64_t outw, float *y,
+                           int64_t *indices);
 
 // Winograd F(2x2, 3x3), one channel and one row of tiles (Torch's WinogradKernels.swift drives them).
 // Input: V[xi * vstride + t] = (B^T d B)[xi] for tiles t < tw, from input rows rows[0..3] (NULL: padding),

@@ -122,6 +122,9 @@ func maxPoolForwardKernel<T: FloatElement>(_ x: UnsafePointer<T>, _ y: UnsafeMut
     let (outD, outH, outW) = (g.output[0], g.output[1], g.output[2])
     let maxRows = Swift.max(1, g.axes[0].valid.map(\.count).max() ?? 0) * Swift.max(1, g.axes[1].valid.map(\.count).max() ?? 0)
     withWindowTables(g) { d, h, w in
+        // Rows of non-overlapping full 2-wide windows (2×2 stride 2 pooling) take the four-at-a-time kernel.
+        let pairs = T.self == Float.self && w.step == 1 && inPlane < Int(Int32.max) && outW > 0
+            && (0..<outW).allSatisfy { w.count[$0] == 2 && w.first[$0] == w.first[0] + 2 * $0 }
         // The W table as the C kernel's int64_t (the same layout as Int on 64-bit platforms).
         w.first.withMemoryRebound(to: Int64.self, capacity: outW) { first in
             w.count.withMemoryRebound(to: Int64.self, capacity: outW) { count in
@@ -140,8 +143,15 @@ func maxPoolForwardKernel<T: FloatElement>(_ x: UnsafePointer<T>, _ y: UnsafeMut
                                             rows += 1
                                         }
                                     }
-                                    maxPoolRow(x + p * inPlane, rowBase.baseAddress!, rows, first, count, step: w.step, outW,
-                                               y + o, indices + o)
+                                    if pairs && rows == 2 {
+                                        let i0 = Int(rowBase[0]) + w.first[0], i1 = Int(rowBase[1]) + w.first[0]
+                                        let xp = UnsafeRawPointer(x + p * inPlane).assumingMemoryBound(to: Float.self)
+                                        ct_maxpool_row2x2_f32(xp + i0, xp + i1, Int64(i0), Int64(i1), Int64(outW),
+                                                              UnsafeMutableRawPointer(y + o).assumingMemoryBound(to: Float.self), indices + o)
+                                    } else {
+                                        maxPoolRow(x + p * inPlane, rowBase.baseAddress!, rows, first, count, step: w.step, outW,
+                                                   y + o, indices + o)
+                                    }
                                     o += outW
                                 }
                             }
