@@ -16,7 +16,7 @@ extension torch.hub {
     /// let model = try torch.hub.load("pytorch/vision", "resnet18", pretrained: true)
     /// let fresh = try torch.hub.load("pytorch/vision:v0.10.0", "mobilenet_v2", numClasses: 10)
     /// ```
-    /// - Throws: ``HubError`` for an unknown repository or model; `models.WeightsError` naming the
+    /// - Throws: `torch.hub.HubError` for an unknown repository or model; `models.WeightsError` naming the
     ///   URL and the cache path when pretrained weights are not cached.
     public static func load(_ repo: String, _ model: String, pretrained: Bool = false, numClasses: Int? = nil) throws -> nn.Module {
         try checkRepository(repo)

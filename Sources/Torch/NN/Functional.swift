@@ -29,8 +29,10 @@ extension nn.functional {
     /// `x1ᵀ A x2 + b` for each of `out` weight slices (PyTorch's `F.bilinear`).
     ///
     /// - Parameters:
-    ///   - input1: `[*, in1]`; input2: `[*, in2]` with the same leading dims.
-    ///   - weight: `[out, in1, in2]`; bias: `[out]` or nil.
+    ///   - input1: `[*, in1]`.
+    ///   - input2: `[*, in2]` with the same leading dims.
+    ///   - weight: `[out, in1, in2]`.
+    ///   - bias: `[out]` or nil.
     public static func bilinear(_ input1: Tensor, _ input2: Tensor, _ weight: Tensor, _ bias: Tensor? = nil) -> Tensor {
         precondition(weight.dim == 3, "bilinear(): weight must be 3-dimensional, got \(weight.dim)-D")
         precondition(input1.dim >= 1 && input1.dim == input2.dim && Array(input1.shape.dropLast()) == Array(input2.shape.dropLast()),

@@ -66,6 +66,7 @@ extension nn.functional {
     /// (output size `floor(d · scale)`), like PyTorch's `F.interpolate`.
     ///
     /// - Parameters:
+    ///   - input: `(N, C, d1, …, dK)`, K = 1, 2 or 3.
     ///   - size: the output spatial size: one int for every dim, or one per dim.
     ///   - scaleFactor: the multiplier for the spatial size: one number, or one per dim. Exactly one of `size` and
     ///     `scaleFactor` is given.

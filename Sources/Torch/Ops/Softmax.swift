@@ -281,7 +281,9 @@ extension Tensor {
     /// ```swift
     /// let p = logits.softmax(dim: 1)     // rows sum to 1
     /// ```
-    /// - Parameter dtype: converts the input to this type first (PyTorch's `dtype=`).
+    /// - Parameters:
+    ///   - dim: the dimension that sums to 1.
+    ///   - dtype: converts the input to this type first (PyTorch's `dtype=`).
     public func softmax(dim: Int, dtype: DType? = nil) -> Tensor { softmaxImpl(dim, dtype, log: false) }
 
     /// `x - log(sum(exp(x)))` along `dim`, computed stably.

@@ -56,7 +56,7 @@ public enum Gzip {
 
     /// Decompresses every member of a gzip stream into `output`, one after the other; returns the
     /// number of bytes written. Each member's CRC-32 and length are verified.
-    /// - Throws: as ``decompress(_:maxOutputSize:)``; `.limitExceeded` when `output` is too small.
+    /// - Throws: as `decompress(_:maxOutputSize:)`; `.limitExceeded` when `output` is too small.
     public static func decompress(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws -> Int {
         var pos = 0
         var written = 0

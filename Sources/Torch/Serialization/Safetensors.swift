@@ -70,6 +70,8 @@ public enum safetensors {
     /// descending dtype size then name, header padded to a multiple of 8 bytes. The write is atomic
     /// (temporary file, fsync, rename).
     /// - Parameters:
+    ///   - tensors: (name, tensor) pairs.
+    ///   - path: the file to write.
     ///   - metadata: the `__metadata__` string map (transformers expects `["format": "pt"]`).
     /// - Throws: ``SerializationError`` for a duplicate name, the reserved name `__metadata__`,
     ///   or an I/O error.

@@ -267,8 +267,10 @@ public struct ZipReader {
 
     /// The entry's uncompressed bytes: zero-copy for STORED entries (pointing into the archive's
     /// mapping or buffer), inflated into a new 64-byte-aligned buffer for DEFLATE entries.
-    /// - Parameter verifyCRC: compare the CRC-32 of the bytes with the declared one
-    ///   (costs one pass over the data). `torch.load` never checks it.
+    /// - Parameters:
+    ///   - entry: the entry to read, from this archive.
+    ///   - verifyCRC: compare the CRC-32 of the bytes with the declared one
+    ///     (costs one pass over the data). `torch.load` never checks it.
     /// - Throws: ``SerializationError/unsupportedZipFeature(feature:record:)`` for encrypted entries
     ///   or unknown methods, ``SerializationError/corruptZip(reason:record:offset:)`` or a DEFLATE
     ///   error for damaged data, ``SerializationError/checksumMismatch(record:expected:actual:)``.
@@ -689,7 +691,10 @@ public struct ZipWriter {
     }
 
     /// A writer that writes to an open file descriptor, which it does not close.
-    /// - Parameter path: used only in error messages.
+    /// - Parameters:
+    ///   - fileDescriptor: an open, writable file descriptor.
+    ///   - path: used only in error messages.
+    ///   - options: data alignment and zip64 settings.
     public init(fileDescriptor: Int32, path: String = "<file descriptor>", options: Options = Options()) {
         self.init(sink: ZipOutputSink(fd: fileDescriptor, ownsFD: false, path: path), options: options)
     }

@@ -13,9 +13,12 @@ import Foundation
 /// try dot.render(filename: "compute_graph", format: "png")    // runs Graphviz's `dot`
 /// ```
 /// - Parameters:
-///   - showAttrs, showSaved: accepted for torchviz's spelling. SwiftTorch's backward nodes keep
+///   - output: the tensor whose autograd graph is drawn.
+///   - params: names for leaf tensors (parameters, inputs), shown on their nodes.
+///   - showAttrs: accepted for torchviz's spelling. SwiftTorch's backward nodes keep
 ///     their saved tensors inside closures, without names, so there are no saved attributes or
-///     tensors to add to the drawing; the graph is the same as with the flags off.
+///     tensors to add to the drawing; the graph is the same as with the flag off.
+///   - showSaved: accepted for torchviz's spelling; see `showAttrs`.
 public func makeDot(_ output: Tensor, params: [String: Tensor] = [:], showAttrs: Bool = false, showSaved: Bool = false) -> DotGraph {
     makeDot([output], params: params, showAttrs: showAttrs, showSaved: showSaved)
 }

@@ -55,6 +55,7 @@ public final class ProgressBar<Base: Sequence>: Sequence {
     /// Wraps `base`.
     ///
     /// - Parameters:
+    ///   - base: the sequence to iterate, one step per element.
     ///   - total: steps expected; default `base.underestimatedCount` when positive.
     ///   - description: shown before the bar (tqdm's `desc`).
     ///   - output: where to draw; by default standard error, as tqdm.

@@ -5,7 +5,7 @@ extension datasets {
     ///
     /// Reads the Python version torchvision downloads, `<root>/cifar-10-batches-py/` with
     /// `data_batch_1` … `data_batch_5`, `test_batch` and `batches.meta` (pickles, decoded by
-    /// ``NumpyPickle`` — nothing in them is executed), or, when that folder is absent, the binary
+    /// `NumpyPickle` — nothing in them is executed), or, when that folder is absent, the binary
     /// version `<root>/cifar-10-batches-bin/` (`data_batch_1.bin` …, `test_batch.bin`,
     /// `batches.meta.txt`).
     ///

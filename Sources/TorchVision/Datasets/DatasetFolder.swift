@@ -46,8 +46,11 @@ extension datasets {
         /// Scans `root`.
         ///
         /// - Parameters:
+        ///   - root: the folder holding one sub-folder per class.
         ///   - loader: reads the file at a path.
         ///   - extensions: accepted endings (e.g. `[".npy"]`); give either this or `isValidFile`.
+        ///   - transform: applied to each sample.
+        ///   - targetTransform: applied to each class index.
         ///   - isValidFile: decides per path whether a file is a sample.
         ///   - allowEmpty: whether a class folder without accepted files is allowed.
         /// - Throws: ``DatasetError`` when `root` has no class folder, or a class has no accepted

@@ -33,6 +33,8 @@ extension datasets {
         ///   - imageSize: C×H×W with C = 1, 3 or 4 (default 3×224×224).
         ///   - numClasses: number of classes (default 10).
         ///   - randomOffset: added to each index before seeding.
+        ///   - transform: applied to each image.
+        ///   - targetTransform: applied to each label.
         public init(size: Int = 1000, imageSize: [Int] = [3, 224, 224], numClasses: Int = 10,
                     transform: (any transforms.Transform)? = nil, targetTransform: ((Int) -> Int)? = nil,
                     randomOffset: Int = 0) {

@@ -12,6 +12,13 @@ extension models {
         public let outChannels: Int
 
         /// - Parameters:
+        ///   - inChannels: channels of the input.
+        ///   - outChannels: channels of the output.
+        ///   - kernelSize: the convolution's kernel size.
+        ///   - stride: the convolution's stride.
+        ///   - padding: the convolution's padding (nil: `(kernelSize - 1) / 2 * dilation`).
+        ///   - groups: the convolution's groups.
+        ///   - dilation: the convolution's dilation.
         ///   - norm: builds the norm layer for the output channels (nil: none, and the conv gets a bias).
         ///   - activation: builds the activation (nil: none).
         public init(_ inChannels: Int, _ outChannels: Int, kernelSize: Int = 3, stride: Int = 1, padding: Int? = nil,

@@ -43,8 +43,11 @@ extension models {
         public let lastChannel: Int
 
         /// - Parameters:
+        ///   - numClasses: outputs of the classifier.
         ///   - widthMult: multiplies every layer's channels (rounded to multiples of `roundNearest`).
         ///   - invertedResidualSetting: rows of (expansion t, channels c, repeats n, first stride s).
+        ///   - roundNearest: channel counts are rounded to multiples of this.
+        ///   - dropout: the classifier's dropout probability.
         public init(numClasses: Int = 1000, widthMult: Double = 1.0, invertedResidualSetting: [[Int]]? = nil,
                     roundNearest: Int = 8, dropout: Double = 0.2) {
             let setting = invertedResidualSetting ?? [

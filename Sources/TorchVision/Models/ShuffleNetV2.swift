@@ -69,6 +69,7 @@ extension models {
         /// - Parameters:
         ///   - stagesRepeats: units in stages 2–4.
         ///   - stagesOutChannels: channels after conv1, stages 2–4 and conv5.
+        ///   - numClasses: outputs of the final linear layer.
         public init(stagesRepeats: [Int], stagesOutChannels: [Int], numClasses: Int = 1000) {
             precondition(stagesRepeats.count == 3, "expected stages_repeats as list of 3 positive ints")
             precondition(stagesOutChannels.count == 5, "expected stages_out_channels as list of 5 positive ints")

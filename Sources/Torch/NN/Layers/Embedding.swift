@@ -105,8 +105,11 @@ extension nn.functional {
     /// (PyTorch's `F.embedding`).
     ///
     /// - Parameters:
+    ///   - input: integer indices (int64 or int32), any shape.
+    ///   - weight: the table, `[numEmbeddings, embeddingDim]`.
     ///   - paddingIdx: this row gets no gradient (negative counts from the end).
     ///   - maxNorm: referenced rows whose `normType`-norm exceeds it are first rescaled in place.
+    ///   - normType: the p of the p-norm used with `maxNorm` (default 2).
     ///   - scaleGradByFreq: divide each row's gradient by how often it occurs in `input`.
     ///
     /// ```swift
@@ -191,7 +194,9 @@ extension nn {
         ///   - embeddingDim: size of each vector.
         ///   - paddingIdx: a row kept at zero that gets no gradient (negative counts from the end).
         ///   - maxNorm: renormalise referenced rows to at most this `normType`-norm.
+        ///   - normType: the p of the p-norm used with `maxNorm` (default 2).
         ///   - scaleGradByFreq: scale gradients by the inverse frequency of the indices in a batch.
+        ///   - dtype: the table's dtype (default `torch.defaultDType`).
         public convenience init(_ numEmbeddings: Int, _ embeddingDim: Int, paddingIdx: Int? = nil, maxNorm: Double? = nil,
                                 normType: Double = 2, scaleGradByFreq: Bool = false, dtype: DType? = nil) {
             self.init(numEmbeddings, embeddingDim, paddingIdx: paddingIdx, maxNorm: maxNorm, normType: normType,

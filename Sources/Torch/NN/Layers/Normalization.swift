@@ -429,6 +429,7 @@ extension nn {
         ///   - eps: added to the variance.
         ///   - elementwiseAffine: learn an element-wise `weight` and `bias`.
         ///   - bias: learn a `bias` (with `elementwiseAffine`).
+        ///   - dtype: parameter dtype (default `torch.defaultDType`).
         public init(_ normalizedShape: [Int], eps: Double = 1e-5, elementwiseAffine: Bool = true, bias: Bool = true,
                     dtype: DType? = nil) {
             self.normalizedShape = normalizedShape
@@ -494,6 +495,7 @@ extension nn {
         ///   - eps: added to the variance.
         ///   - affine: learn per-channel `weight` and `bias`.
         ///   - bias: learn a `bias` (with `affine`).
+        ///   - dtype: parameter dtype (default `torch.defaultDType`).
         public init(_ numGroups: Int, _ numChannels: Int, eps: Double = 1e-5, affine: Bool = true, bias: Bool = true,
                     dtype: DType? = nil) {
             precondition(numGroups > 0 && numChannels % numGroups == 0,

@@ -213,7 +213,8 @@ extension nn {
         public let nonlinearity: String
 
         /// - Parameters:
-        ///   - inputSize: features of each input step; hiddenSize: features of the hidden state.
+        ///   - inputSize: features of each input step.
+        ///   - hiddenSize: features of the hidden state.
         ///   - numLayers: stacked layers, each fed the previous one's output.
         ///   - nonlinearity: `"tanh"` (default) or `"relu"`.
         ///   - bias: learn `bias_ih`/`bias_hh`.

@@ -8,7 +8,10 @@ extension nn.functional {
     /// `−weight · (t · log(x) + (1 − t) · log(1 − x))`, each log clamped to ≥ −100.
     ///
     /// - Parameters:
+    ///   - input: probabilities in [0, 1].
+    ///   - target: the same shape as `input`, values in [0, 1].
     ///   - weight: rescaling broadcast to the input's shape, or nil.
+    ///   - reduction: `.mean` (default), `.sum` or `.none`.
     public static func binaryCrossEntropy(_ input: Tensor, _ target: Tensor, weight: Tensor? = nil,
                                           reduction: nn.Reduction = .mean) -> Tensor {
         precondition(input.shape == target.shape, bceTargetSizeMessage(input: input.shape, target: target.shape))
@@ -23,8 +26,11 @@ extension nn.functional {
     /// ```
     ///
     /// - Parameters:
+    ///   - input: logits, any shape.
+    ///   - target: the same shape as `input`, values in [0, 1].
     ///   - weight: rescaling broadcast to the input's shape, or nil.
     ///   - posWeight: weight of positive examples, broadcast along the last (class) dim, or nil.
+    ///   - reduction: `.mean` (default), `.sum` or `.none`.
     public static func binaryCrossEntropyWithLogits(_ input: Tensor, _ target: Tensor, weight: Tensor? = nil,
                                                     reduction: nn.Reduction = .mean,
                                                     posWeight: Tensor? = nil) -> Tensor {

@@ -18,11 +18,14 @@ extension nn.functional {
     /// ```
     ///
     /// - Parameters:
+    ///   - input: unnormalised scores (logits), `[N, C]`, `[C]` or `[N, C, d1, …]`.
+    ///   - target: class indices (int64) or class probabilities shaped like `input`.
     ///   - weight: `[C]` class weights (same dtype as the input), or nil. With `.mean` the result is
     ///     the weighted mean: Σ wᵢ·lossᵢ / Σ wᵢ over the non-ignored targets.
     ///   - ignoreIndex: a class index that contributes neither loss nor gradient (class-index
     ///     targets only).
     ///   - labelSmoothing: ε in [0, 1]: the target becomes (1 − ε)·one-hot + ε/C.
+    ///   - reduction: `.mean` (default), `.sum` or `.none`.
     public static func crossEntropy(_ input: Tensor, _ target: Tensor, weight: Tensor? = nil,
                                     ignoreIndex: Int = -100, reduction: nn.Reduction = .mean,
                                     labelSmoothing: Double = 0) -> Tensor {

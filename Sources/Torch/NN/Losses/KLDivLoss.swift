@@ -10,6 +10,8 @@ extension nn.functional {
     /// ```
     ///
     /// - Parameters:
+    ///   - input: log-probabilities.
+    ///   - target: probabilities (log-probabilities with `logTarget`), shaped like `input`.
     ///   - reduction: `.batchmean` (sum / batch size) is the mathematical KL divergence; `.mean`
     ///     divides by the number of elements, as PyTorch does.
     ///   - logTarget: true when `target` holds log-probabilities.

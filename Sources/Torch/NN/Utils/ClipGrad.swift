@@ -20,6 +20,8 @@ extension nn.utils {
     /// ```
     ///
     /// - Parameters:
+    ///   - parameters: the tensors whose gradients are scaled together.
+    ///   - maxNorm: the largest total norm allowed.
     ///   - normType: p of the norm (`.infinity` for the max norm).
     ///   - errorIfNonfinite: stop when the total norm is NaN or infinite instead of scaling by it.
     /// - Returns: the total norm of the gradients before clipping (a 0-d tensor).

@@ -14,6 +14,9 @@ extension utils.tensorboard.SummaryWriter {
     ///   - mat: N×D, one embedding a row.
     ///   - metadata: N labels, or N rows of columns named by `metadataHeader`.
     ///   - labelImg: N×C×H×W thumbnails (floats in [0, 1] or uint8).
+    ///   - globalStep: the step, which names the folder (default 0).
+    ///   - tag: the embedding's name (default "default").
+    ///   - metadataHeader: column names when `metadata` rows are tab-separated columns.
     public func addEmbedding(_ mat: Tensor, metadata: [String]? = nil, labelImg: Tensor? = nil, globalStep: Int? = nil,
                              tag: String = "default", metadataHeader: [String]? = nil) {
         precondition(mat.dim == 2, "add_embedding: mat must be N×D, got shape \(mat.shape)")
