@@ -18,6 +18,17 @@ enum { CT_ISA_BASELINE = 0, CT_ISA_AVX2 = 1, CT_ISA_AVX512 = 2 };
 #define CT_CAT(a, b) CT_CAT_(a, b)
 #define CT_FN(name) CT_CAT(CT_CAT(name, _), CT_SFX)
 
+// The instantiation of kernel template NAME (NAME_avx512 / NAME_avx2 / NAME_base) for the ISA level chosen
+// at run time (ct_isa_level: CPUID, lowered by CTORCH_ISA).
+#if CT_X86
+#define CT_PICK(NAME)                                                  \
+  (ct_isa_level() == CT_ISA_AVX512 ? NAME##_avx512                     \
+   : ct_isa_level() == CT_ISA_AVX2 ? NAME##_avx2                       \
+                                   : NAME##_base)
+#else
+#define CT_PICK(NAME) NAME##_base
+#endif
+
 #define CT_INLINE static inline __attribute__((always_inline))
 #define CT_ALIGN 64
 

@@ -43,14 +43,6 @@
 #define CT_HAS_FMA 0
 #include "rnn_kernel.inc"
 
-#if CT_X86
-#define CT_PICK(NAME)                                                  \
-  (ct_isa_level() == CT_ISA_AVX512 ? NAME##_avx512                     \
-   : ct_isa_level() == CT_ISA_AVX2 ? NAME##_avx2                       \
-                                   : NAME##_base)
-#else
-#define CT_PICK(NAME) NAME##_base
-#endif
 
 void ct_lstm_cell_fwd_f32(int64_t rows, int64_t h, float *gates, const float *bias,
                           const float *c_prev, float *c, float *tc, float *h_out) {

@@ -27,15 +27,6 @@
 #define CT_HAS_FMA 0
 #include "vmath_kernel.inc"
 
-#if CT_X86
-static inline int ct_lvl(void) { return ct_isa_level(); }
-#define CT_PICK(NAME)                                                  \
-  (ct_lvl() == CT_ISA_AVX512 ? NAME##_avx512                           \
-   : ct_lvl() == CT_ISA_AVX2 ? NAME##_avx2                             \
-                             : NAME##_base)
-#else
-#define CT_PICK(NAME) NAME##_base
-#endif
 
 void ct_vexp_f32(const float *x, float *y, int64_t n) { CT_PICK(vexp)(x, y, n); }
 void ct_vlog_f32(const float *x, float *y, int64_t n) { CT_PICK(vlog)(x, y, n); }

@@ -21,14 +21,6 @@
 #include "winograd_kernel.inc"
 #undef CT_SFX
 
-#if CT_X86
-#define CT_PICK(NAME)                                                  \
-  (ct_isa_level() == CT_ISA_AVX512 ? NAME##_avx512                     \
-   : ct_isa_level() == CT_ISA_AVX2 ? NAME##_avx2                       \
-                                   : NAME##_base)
-#else
-#define CT_PICK(NAME) NAME##_base
-#endif
 
 void ct_winograd_input_row_f32(const float *const rows[4], int64_t width, int64_t padw, int64_t tw, float *v,
                                int64_t vstride, float *scratch) {

@@ -99,17 +99,17 @@ private func validRange(offset: Int, stride: Int, inSize: Int, outSize: Int) -> 
     return l..<h
 }
 
-/// Walks the im2col matrix of `channels` channels of one image: for each row (channel, kernel offset) and each
-/// output row (od, oh), calls `body(colRow, inputRow, range)` where `colRow` is the output row's first column,
+/// Walks the im2col matrix of `channels` channels of one image, its rows `ld` elements apart: for each row
+/// (channel, kernel offset) and each output row (od, oh), calls `body(colRow, inputRow, range)` where `colRow` is
+/// the output row's first column,
 /// `inputRow` the input row it reads (nil where it lies in the padding), shifted so that output column `ow`
 /// reads `inputRow[ow·strideW]`, and `range` the columns that read inside the input.
 @inline(__always)
-private func forEachColumnRow(_ g: ConvGeometry, channels: Int,
+private func forEachColumnRow(_ g: ConvGeometry, channels: Int, ld: Int,
                               _ body: (_ colOffset: Int, _ inputOffset: Int?, _ valid: Range<Int>) -> Void) {
     let (D, H, W) = (g.big[0], g.big[1], g.big[2])
     let (OD, OH, OW) = (g.small[0], g.small[1], g.small[2])
     let (KD, KH, KW) = (g.kernel[0], g.kernel[1], g.kernel[2])
-    let P = OD * OH * OW
     var row = 0
     for c in 0..<channels {
         let channelBase = c * D * H * W
@@ -122,7 +122,7 @@ private func forEachColumnRow(_ g: ConvGeometry, channels: Int,
                         let id = od * g.stride[0] - g.padding[0] + kd * g.dilation[0]
                         for oh in 0..<OH {
                             let ih = oh * g.stride[1] - g.padding[1] + kh * g.dilation[1]
-                            let colOffset = row * P + (od * OH + oh) * OW
+                            let colOffset = row * ld + (od * OH + oh) * OW
                             if id < 0 || id >= D || ih < 0 || ih >= H {
                                 body(colOffset, nil, valid)
                             } else {
@@ -137,10 +137,11 @@ private func forEachColumnRow(_ g: ConvGeometry, channels: Int,
     }
 }
 
-/// Writes the im2col matrix (`channels`·KD·KH·KW rows × OD·OH·OW columns) of one image's `channels` channels.
-func im2col<T: ConvElement>(_ x: UnsafePointer<T>, channels: Int, _ g: ConvGeometry, into col: UnsafeMutablePointer<T>) {
+/// Writes the im2col matrix (`channels`·KD·KH·KW rows × OD·OH·OW columns, rows `ld` apart) of one image's
+/// `channels` channels.
+func im2col<T: ConvElement>(_ x: UnsafePointer<T>, channels: Int, _ g: ConvGeometry, into col: UnsafeMutablePointer<T>, ld: Int) {
     let OW = g.small[2], sw = g.stride[2]
-    forEachColumnRow(g, channels: channels) { colOffset, inputOffset, valid in
+    forEachColumnRow(g, channels: channels, ld: ld) { colOffset, inputOffset, valid in
         let dst = col + colOffset
         guard let inputOffset else {
             dst.update(repeating: 0, count: OW)
@@ -179,10 +180,11 @@ private func copyRow<T>(from src: UnsafePointer<T>, to dst: UnsafeMutablePointer
     }
 }
 
-/// Adds the im2col-shaped `col` back into one image's `channels` channels of `x` (the adjoint of `im2col`).
-func col2imAdd<T: ConvElement>(_ col: UnsafePointer<T>, channels: Int, _ g: ConvGeometry, into x: UnsafeMutablePointer<T>) {
+/// Adds the im2col-shaped `col` (rows `ld` apart) back into one image's `channels` channels of `x` (the adjoint of
+/// `im2col`).
+func col2imAdd<T: ConvElement>(_ col: UnsafePointer<T>, channels: Int, _ g: ConvGeometry, into x: UnsafeMutablePointer<T>, ld: Int) {
     let sw = g.stride[2]
-    forEachColumnRow(g, channels: channels) { colOffset, inputOffset, valid in
+    forEachColumnRow(g, channels: channels, ld: ld) { colOffset, inputOffset, valid in
         guard let inputOffset else { return }
         let src = col + colOffset, dst = x + inputOffset
         if sw == 1 {
@@ -215,6 +217,48 @@ private func forEachImageChunk(_ n: Int, chunks: Int, _ body: (Int, Range<Int>) 
     }
 }
 
+/// Images whose im2col matrices sit side by side in one GEMM. A per-image GEMM packs the whole weight matrix
+/// (Csmall × K) to multiply it by P columns; where P is small that packing dominates: ResNet-18's last stage on
+/// 32×32 inputs has P = 1 and packed 9 MB of weights per image and convolution (its train step ran at 0.37×
+/// PyTorch's speed). So images are grouped until the GEMM has `minGEMMColumns` columns (the N at which the
+/// packed kernels reach their speed; it is a property of the micro-kernel, not of the cache), keeping the
+/// column block under `maxColumnBlockElements` (16 MB of float32, a share of any current L3 or less).
+private let minGEMMColumns = 256
+private let maxColumnBlockElements = 1 << 22
+
+/// How many of a chunk's `images` go into one GEMM (1: the GEMM reads and writes the tensors directly).
+private func imagesPerGEMM(_ g: ConvGeometry, images: Int) -> Int {
+    let P = g.smallPlane
+    guard P < minGEMMColumns, images > 1 else { return 1 }
+    let wanted = (minGEMMColumns + P - 1) / P
+    let fits = Swift.max(1, maxColumnBlockElements / Swift.max(g.colRows * P, 1))
+    return Swift.min(wanted, fits, images)
+}
+
+/// Runs `body(first, count)` over consecutive blocks of at most `block` images of `images`.
+@inline(__always)
+private func forEachImageBlock(_ images: Range<Int>, block: Int, _ body: (_ first: Int, _ count: Int) -> Void) {
+    var first = images.lowerBound
+    while first < images.upperBound {
+        let count = Swift.min(block, images.upperBound - first)
+        body(first, count)
+        first += count
+    }
+}
+
+/// Copies rows `rows` of `count` images' planes (P elements each; image i's row r at `tensor + i·imageStride +
+/// r·P`) to or from a block matrix whose row r holds the images side by side (`block + r·count·P + i·P`).
+@inline(__always)
+private func copyImageRows<T>(_ tensor: UnsafeMutablePointer<T>, imageStride: Int, rows: Int, count: Int, plane P: Int,
+                              _ block: UnsafeMutablePointer<T>, toBlock: Bool) {
+    for i in 0..<count {
+        for r in 0..<rows {
+            let t = tensor + i * imageStride + r * P, b = block + r * count * P + i * P
+            if toBlock { b.update(from: t, count: P) } else { t.update(from: b, count: P) }
+        }
+    }
+}
+
 /// Y = conv(X, W) (+ bias per small channel). `x` is `[n, Cbig, big]`, `w` `[Csmall, Cbig/groups, kernel]`,
 /// `y` `[n, Csmall, small]`, all contiguous.
 func convSmallFromBigKernel<T: ConvElement>(_ x: UnsafePointer<T>, _ w: UnsafePointer<T>, bias: UnsafePointer<T>?,
@@ -230,6 +274,30 @@ func convSmallFromBigKernel<T: ConvElement>(_ x: UnsafePointer<T>, _ w: UnsafePo
     let chunks = imageChunks(n, macsPerImage: g.smallChannels * K * P)
     let pointwise = g.isPointwise
     forEachImageChunk(n, chunks: chunks) { _, images in
+        let block = imagesPerGEMM(g, images: images.count)
+        if block > 1 {
+            // Several images per GEMM: their columns side by side, the result copied out per image.
+            let col = ScratchBuffer<T>(count: K * block * P), out = ScratchBuffer<T>(count: csg * block * P)
+            forEachImageBlock(images, block: block) { first, count in
+                let ld = count * P
+                for grp in 0..<g.groups {
+                    for i in 0..<count {
+                        im2col(x + ((first + i) * g.bigChannels + grp * cbg) * g.bigPlane, channels: cbg, g,
+                               into: col.pointer + i * P, ld: ld)
+                    }
+                    if let bias {
+                        for r in 0..<csg { (out.pointer + r * ld).update(repeating: bias[grp * csg + r], count: ld) }
+                    }
+                    T.gemm(csg, ld, K, w + grp * csg * K, K, 1, UnsafePointer(col.pointer), ld, 1, beta: bias == nil ? 0 : 1,
+                           out.pointer, ld)
+                    copyImageRows(y + (first * g.smallChannels + grp * csg) * P, imageStride: g.smallChannels * P, rows: csg,
+                                  count: count, plane: P, out.pointer, toBlock: false)
+                }
+            }
+            out.free()
+            col.free()
+            return
+        }
         let col = pointwise ? nil : ScratchBuffer<T>(count: K * P)
         for i in images {
             for grp in 0..<g.groups {
@@ -242,7 +310,7 @@ func convSmallFromBigKernel<T: ConvElement>(_ x: UnsafePointer<T>, _ w: UnsafePo
                 }
                 let b: UnsafePointer<T>
                 if let col {
-                    im2col(xg, channels: cbg, g, into: col.pointer)
+                    im2col(xg, channels: cbg, g, into: col.pointer, ld: P)
                     b = UnsafePointer(col.pointer)
                 } else {
                     b = xg
@@ -269,6 +337,33 @@ func convBigFromSmallKernel<T: ConvElement>(_ y: UnsafePointer<T>, _ w: UnsafePo
     let chunks = imageChunks(n, macsPerImage: g.smallChannels * K * P)
     let pointwise = g.isPointwise
     forEachImageChunk(n, chunks: chunks) { _, images in
+        let block = imagesPerGEMM(g, images: images.count)
+        if block > 1 {
+            // Several images per GEMM: Wgᵀ (K × csg) times their Yg side by side, then col2im per image.
+            let col = ScratchBuffer<T>(count: K * block * P), ys = ScratchBuffer<T>(count: csg * block * P)
+            forEachImageBlock(images, block: block) { first, count in
+                let ld = count * P
+                for grp in 0..<g.groups {
+                    copyImageRows(UnsafeMutablePointer(mutating: y + (first * g.smallChannels + grp * csg) * P),
+                                  imageStride: g.smallChannels * P, rows: csg, count: count, plane: P, ys.pointer, toBlock: true)
+                    T.gemm(K, ld, csg, w + grp * csg * K, 1, K, UnsafePointer(ys.pointer), ld, 1, beta: 0, col.pointer, ld)
+                    for i in 0..<count {
+                        let xg = x + ((first + i) * g.bigChannels + grp * cbg) * plane
+                        xg.update(repeating: 0, count: cbg * plane)
+                        col2imAdd(UnsafePointer(col.pointer + i * P), channels: cbg, g, into: xg, ld: ld)
+                        if let bias {
+                            for c in 0..<cbg {
+                                let v = bias[grp * cbg + c], row = xg + c * plane
+                                for j in 0..<plane { row[j] += v }
+                            }
+                        }
+                    }
+                }
+            }
+            ys.free()
+            col.free()
+            return
+        }
         let col = pointwise ? nil : ScratchBuffer<T>(count: K * P)
         for i in images {
             for grp in 0..<g.groups {
@@ -279,7 +374,7 @@ func convBigFromSmallKernel<T: ConvElement>(_ y: UnsafePointer<T>, _ w: UnsafePo
                 if let col {
                     T.gemm(K, P, csg, wg, 1, K, yg, P, 1, beta: 0, col.pointer, P)
                     xg.update(repeating: 0, count: cbg * plane)
-                    col2imAdd(col.pointer, channels: cbg, g, into: xg)
+                    col2imAdd(col.pointer, channels: cbg, g, into: xg, ld: P)
                 } else {
                     T.gemm(K, P, csg, wg, 1, K, yg, P, 1, beta: 0, xg, P)
                 }
@@ -311,6 +406,29 @@ func convWeightGradKernel<T: ConvElement>(_ y: UnsafePointer<T>, _ x: UnsafePoin
     let partials = chunks > 1 ? ScratchBuffer<T>(count: (chunks - 1) * wCount) : nil
     forEachImageChunk(n, chunks: chunks) { chunk, images in
         let acc = chunk == 0 ? dw : partials!.pointer + (chunk - 1) * wCount
+        let block = imagesPerGEMM(g, images: images.count)
+        if block > 1 {
+            // Several images per GEMM: dWg += Yg (csg × count·P) · colᵀ (count·P × K) with their columns side by side.
+            let col = ScratchBuffer<T>(count: K * block * P), ys = ScratchBuffer<T>(count: csg * block * P)
+            var beta: T = 0
+            forEachImageBlock(images, block: block) { first, count in
+                let ld = count * P
+                for grp in 0..<g.groups {
+                    copyImageRows(UnsafeMutablePointer(mutating: y + (first * g.smallChannels + grp * csg) * P),
+                                  imageStride: g.smallChannels * P, rows: csg, count: count, plane: P, ys.pointer, toBlock: true)
+                    for i in 0..<count {
+                        im2col(x + ((first + i) * g.bigChannels + grp * cbg) * g.bigPlane, channels: cbg, g,
+                               into: col.pointer + i * P, ld: ld)
+                    }
+                    T.gemm(csg, K, ld, UnsafePointer(ys.pointer), ld, 1, UnsafePointer(col.pointer), 1, ld, beta: beta,
+                           acc + grp * csg * K, K)
+                }
+                beta = 1
+            }
+            ys.free()
+            col.free()
+            return
+        }
         let col = pointwise ? nil : ScratchBuffer<T>(count: K * P)
         for (k, i) in images.enumerated() {
             let beta: T = k == 0 ? 0 : 1
@@ -319,7 +437,7 @@ func convWeightGradKernel<T: ConvElement>(_ y: UnsafePointer<T>, _ x: UnsafePoin
                 let yg = y + (i * g.smallChannels + grp * csg) * P
                 let b: UnsafePointer<T>
                 if let col {
-                    im2col(xg, channels: cbg, g, into: col.pointer)
+                    im2col(xg, channels: cbg, g, into: col.pointer, ld: P)
                     b = UnsafePointer(col.pointer)
                 } else {
                     b = xg
