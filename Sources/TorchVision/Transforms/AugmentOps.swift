@@ -37,7 +37,8 @@ extension transforms {
         }
 
         /// The one table of what each operation does, for tensors and pictures alike.
-        private func run<I: AugmentOperand>(_ img: I, magnitude: Double, interpolation: InterpolationMode, fill: I.Fill) -> I {
+        private func run<I: AugmentOperand>(_ img: I, magnitude: Double, interpolation: InterpolationMode, fill: I.Fill) -> I
+        where I.Output == I {
             switch self {
             case .identity: return img
             case .shearX, .shearY:
@@ -124,10 +125,13 @@ extension transforms {
 protocol AugmentOperand {
     /// What `fill` is for this kind of image (optional for tensors, a colour for pictures).
     associatedtype Fill
-    func affine(translate: [Int], shear: [Double], interpolation: transforms.InterpolationMode, fill: Fill, center: [Int]?) -> Self
-    func rotate(_ angle: Double, interpolation: transforms.InterpolationMode, fill: Fill) -> Self
-    func enhanced(_ kind: AugmentEnhance, _ factor: Double) -> Self
-    func toned(_ kind: AugmentTone) -> Self
+    /// The kind of image the operations give back (the conforming type itself; `Tensor` is a
+    /// non-final class, so the requirements cannot return `Self`).
+    associatedtype Output
+    func affine(translate: [Int], shear: [Double], interpolation: transforms.InterpolationMode, fill: Fill, center: [Int]?) -> Output
+    func rotate(_ angle: Double, interpolation: transforms.InterpolationMode, fill: Fill) -> Output
+    func enhanced(_ kind: AugmentEnhance, _ factor: Double) -> Output
+    func toned(_ kind: AugmentTone) -> Output
 }
 
 /// The enhancement operations (a factor, 1 = unchanged).
