@@ -209,5 +209,9 @@ final class CreationAndRandomTests: XCTestCase {
             XCTAssertEqual(w.toArray(as: Float.self), want)
             XCTAssertEqual(torch.randint(0, 1000, [1]).item(as: Int.self), next)
         }
+        // Concentrations below 1 (the boosted path) and float constants in the acceptance test, to the last bit.
+        torch.manualSeed(0)
+        XCTAssertEqual(torch._sampleDirichlet(Tensor([0.2, 0.1, 0.05, 3], shape: [1, 4]).float()).toArray(as: Float.self),
+                       [3.122149649925632e-09, 1.0535038654779783e-06, 0.0009637826588004827, 0.9990351796150208])
     }
 }

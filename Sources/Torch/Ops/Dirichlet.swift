@@ -11,8 +11,6 @@ extension torch {
     /// ```swift
     /// let w = torch._sampleDirichlet(torch.tensor([1.0, 1.0, 1.0]).float().view(1, 3))   // rows sum to 1
     /// ```
-    ///
-    /// Concentrations below 1 take a `pow` whose last bit may differ from PyTorch's build.
     public static func _sampleDirichlet(_ alpha: Tensor, generator: Generator? = nil) -> Tensor {
         precondition(alpha.dtype.isFloatingPoint && alpha.dim >= 1,
                      "_sample_dirichlet: expected a floating point tensor with at least one dimension, got \(alpha.dtype) \(alpha.shape)")
@@ -42,7 +40,8 @@ extension torch {
             scale *= Glibc.pow(1 - g.uniformDouble(0, 1), 1 / alpha)
             alpha += 1
         }
-        let d = alpha - 1.0 / 3.0
+        // PyTorch writes 1.0f / 3.0f and 0.0331f: float constants in double arithmetic.
+        let d = alpha - Double(Float(1) / Float(3))
         let c = 1 / (9 * d).squareRoot()
         while true {
             var x = 0.0, y = 0.0
@@ -53,7 +52,7 @@ extension torch {
             let v = y * y * y
             let u = 1 - g.uniformDouble(0, 1)
             let xx = x * x
-            if u < 1 - 0.0331 * xx * xx { return scale * d * v }
+            if u < 1 - Double(Float(0.0331)) * xx * xx { return scale * d * v }
             if Glibc.log(u) < 0.5 * xx + d * (1 - v + Glibc.log(v)) { return scale * d * v }
         }
     }
