@@ -33,6 +33,8 @@ final class BatchedTransformsTests: XCTestCase {
                                 transforms.RandomVerticalFlip(p: 0.3), transforms.CenterCrop(4)]),
             transforms.Compose([transforms.RandomHorizontalFlip(p: 0.7), transforms.RandomVerticalFlip(),
                                 transforms.RandomCrop(12, padIfNeeded: true, fill: 9), transforms.RandomHorizontalFlip()]),
+            transforms.Compose([transforms.RandomCrop([6, 8], padding: [2, -1, 0, 3], fill: 7), transforms.RandomVerticalFlip(),
+                                transforms.RandomCrop(9, padIfNeeded: true, fill: 3), transforms.RandomHorizontalFlip()]),
             transforms.Compose([transforms.ConvertImageDtype(.float32), transforms.RandomCrop([9, 11]),
                                 transforms.Normalize([0.1, 0.2, 0.3], [0.5, 0.5, 0.5]), transforms.RandomCrop([3], padding: [1, 0, 2, 3], paddingMode: .edge)]),
         ]

@@ -27,38 +27,66 @@ struct SampleWindow: Equatable {
         return SampleWindow(top: rows.0, left: columns.0, flipH: columns.1, flipV: rows.1)
     }
 
-    /// `batch` ([B, …, H, W]) with sample b read through `windows[b]` into an `height`×`width` output.
-    static func copy(_ batch: Tensor, _ windows: [SampleWindow], height: Int, width: Int) -> Tensor {
+    /// Constant padding a window may read into without it being materialised: the input is seen as
+    /// padded by `top` rows and `left` columns (and as far as the windows reach on the other sides)
+    /// of `fill`.
+    struct Padding {
+        var top: Int, left: Int, fill: Double
+    }
+
+    /// `batch` ([B, …, H, W]) with sample b read through `windows[b]` into an `height`×`width` output,
+    /// from the input as it is or as seen through `padding`.
+    static func copy(_ batch: Tensor, _ windows: [SampleWindow], height: Int, width: Int, padding: Padding? = nil) -> Tensor {
         precondition(batch.dim >= 3 && windows.count == batch.shape[0],
                      "SampleWindow.copy: expected \(windows.count) samples of shape (..., H, W), got \(batch.shape)")
         let x = batch.contiguous()
         let (n, h, w) = (x.shape[0], x.shape[x.dim - 2], x.shape[x.dim - 1])
         let planes = n == 0 || h == 0 || w == 0 ? 0 : x.numel / (n * h * w)
-        for win in windows {
-            precondition(win.top >= 0 && win.left >= 0 && win.top + height <= h && win.left + width <= w,
-                         "SampleWindow.copy: window \(win) of \(height)×\(width) outside a \(h)×\(w) image")
+        if padding == nil {
+            for win in windows {
+                precondition(win.top >= 0 && win.left >= 0 && win.top + height <= h && win.left + width <= w,
+                             "SampleWindow.copy: window \(win) of \(height)×\(width) outside a \(h)×\(w) image")
+            }
         }
         var shape = x.shape
         shape[x.dim - 2] = height
         shape[x.dim - 1] = width
         let out = torch.empty(shape, dtype: x.dtype)
         if out.numel == 0 { return out }
+        let pad = padding ?? Padding(top: 0, left: 0, fill: 0)
+        // The fill value in the tensor's own element type.
+        let fillElement = torch.full([1], pad.fill, dtype: x.dtype)
         // Elements are moved, never converted: a copy by element size serves every dtype.
         func run<T>(_: T.Type) {
             let src = (x.storage.data + x.storageOffset * x.elementSize).assumingMemoryBound(to: T.self)
             let dst = (out.storage.data + out.storageOffset * out.elementSize).assumingMemoryBound(to: T.self)
+            let fill = (fillElement.storage.data + fillElement.storageOffset * x.elementSize).assumingMemoryBound(to: T.self).pointee
             for b in 0..<n {
                 let win = windows[b]
+                let left = win.left - pad.left
+                let inside = left >= 0 && left + width <= w
                 for c in 0..<planes {
                     let plane = b * planes + c
                     for y in 0..<height {
-                        let sy = win.top + (win.flipV ? height - 1 - y : y)
-                        let s = src + (plane * h + sy) * w + win.left
+                        let sy = win.top + (win.flipV ? height - 1 - y : y) - pad.top
                         let d = dst + (plane * height + y) * width
-                        if win.flipH {
-                            for k in 0..<width { d[k] = s[width - 1 - k] }
+                        guard sy >= 0 && sy < h else {
+                            d.update(repeating: fill, count: width)
+                            continue
+                        }
+                        let s = src + (plane * h + sy) * w
+                        if inside {
+                            let row = s + left
+                            if win.flipH {
+                                for k in 0..<width { d[k] = row[width - 1 - k] }
+                            } else {
+                                d.update(from: row, count: width)
+                            }
                         } else {
-                            d.update(from: s, count: width)
+                            for k in 0..<width {
+                                let sx = left + (win.flipH ? width - 1 - k : k)
+                                d[k] = sx >= 0 && sx < w ? s[sx] : fill
+                            }
                         }
                     }
                 }
@@ -105,10 +133,13 @@ final class MapStep: BatchStep {
 }
 
 /// A step that reads each sample through its own window (after an optional batch-wide `prepare`,
-/// such as RandomCrop's padding): crops and flips.
+/// such as RandomCrop's reflect padding, or through constant `padding` that is never materialised):
+/// crops and flips.
 final class WindowStep: BatchStep {
     /// Applied to the whole batch before the windows are read (nil: nothing).
     let prepare: ((Tensor) -> Tensor)?
+    /// Constant padding the windows read through.
+    let padding: SampleWindow.Padding?
     /// The (height, width) of the prepared input and of the output.
     let inputSize: (h: Int, w: Int), size: (h: Int, w: Int)
     private let draw: () -> SampleWindow
@@ -116,7 +147,8 @@ final class WindowStep: BatchStep {
     private(set) var windows: [SampleWindow] = []
 
     init(sampleShape: [Int], prepared: (h: Int, w: Int), size: (h: Int, w: Int),
-         prepare: ((Tensor) -> Tensor)? = nil, draw: @escaping () -> SampleWindow) {
+         prepare: ((Tensor) -> Tensor)? = nil, padding: SampleWindow.Padding? = nil, draw: @escaping () -> SampleWindow) {
+        self.padding = padding
         var shape = sampleShape
         shape[shape.count - 2] = size.h
         shape[shape.count - 1] = size.w
@@ -130,13 +162,17 @@ final class WindowStep: BatchStep {
     override func drawNext() { windows.append(draw()) }
 
     override func apply(_ batch: Tensor) -> Tensor {
-        SampleWindow.copy(prepare?(batch) ?? batch, windows, height: size.h, width: size.w)
+        SampleWindow.copy(prepare?(batch) ?? batch, windows, height: size.h, width: size.w, padding: padding)
     }
 
-    /// This step followed by `next` (which has no `prepare`) as one step.
+    /// Whether `next` can be read through this step's windows (it pads nothing itself).
+    func fuses(with next: WindowStep) -> Bool { next.prepare == nil && next.padding == nil }
+
+    /// This step followed by `next` as one step.
     func fused(with next: WindowStep) -> WindowStep {
-        precondition(next.prepare == nil && next.windows.count == windows.count, "WindowStep.fused: incompatible steps")
-        let step = WindowStep(sampleShape: outputShape, prepared: inputSize, size: next.size, prepare: prepare) { SampleWindow() }
+        precondition(fuses(with: next) && next.windows.count == windows.count, "WindowStep.fused: incompatible steps")
+        let step = WindowStep(sampleShape: outputShape, prepared: inputSize, size: next.size, prepare: prepare,
+                              padding: padding) { SampleWindow() }
         step.windows = zip(windows, next.windows).map { $0.then($1, size: size, nextSize: next.size) }
         return step
     }
@@ -173,7 +209,7 @@ enum BatchRun {
                 continue
             }
             k += 1
-            while k < steps.count, let next = steps[k] as? WindowStep, next.prepare == nil {
+            while k < steps.count, let next = steps[k] as? WindowStep, window.fuses(with: next) {
                 window = window.fused(with: next)
                 k += 1
             }

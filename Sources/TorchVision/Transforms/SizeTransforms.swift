@@ -175,10 +175,18 @@ extension transforms {
             guard sampleShape.count >= 2, padding.map({ [1, 2, 4].contains($0.count) }) ?? true else { return nil }
             let prepared = paddedSize(sampleShape[sampleShape.count - 2], sampleShape[sampleShape.count - 1])
             let size = self.size
-            let needsPadding = padding != nil || (padIfNeeded && (prepared.h != sampleShape[sampleShape.count - 2]
-                                                                  || prepared.w != sampleShape[sampleShape.count - 1]))
+            let (h, w) = (sampleShape[sampleShape.count - 2], sampleShape[sampleShape.count - 1])
+            let needsPadding = padding != nil || prepared.h != h || prepared.w != w
+            // Constant padding is read through, never materialised: the extra rows and columns before the image.
+            var constant: SampleWindow.Padding?
+            if needsPadding && paddingMode == .constant {
+                let p = padding.map { $0.count == 1 ? [Int](repeating: $0[0], count: 4) : $0.count == 2 ? $0 + $0 : $0 } ?? [0, 0, 0, 0]
+                let extraH = padIfNeeded && h + p[1] + p[3] < size[0] ? size[0] - (h + p[1] + p[3]) : 0
+                let extraW = padIfNeeded && w + p[0] + p[2] < size[1] ? size[1] - (w + p[0] + p[2]) : 0
+                constant = SampleWindow.Padding(top: p[1] + extraH, left: p[0] + extraW, fill: fill)
+            }
             return WindowStep(sampleShape: sampleShape, prepared: prepared, size: (h: size[0], w: size[1]),
-                              prepare: needsPadding ? { padded($0) } : nil) {
+                              prepare: needsPadding && constant == nil ? { padded($0) } : nil, padding: constant) {
                 let (i, j, _, _) = Self.drawBox(height: prepared.h, width: prepared.w, outputSize: size)
                 return SampleWindow(top: i, left: j)
             }
