@@ -64,7 +64,6 @@ struct SampleWindow: Equatable {
             for b in 0..<n {
                 let win = windows[b]
                 let left = win.left - pad.left
-                let inside = left >= 0 && left + width <= w
                 for c in 0..<planes {
                     let plane = b * planes + c
                     for y in 0..<height {
@@ -75,18 +74,18 @@ struct SampleWindow: Equatable {
                             continue
                         }
                         let s = src + (plane * h + sy) * w
-                        if inside {
-                            let row = s + left
-                            if win.flipH {
-                                for k in 0..<width { d[k] = row[width - 1 - k] }
-                            } else {
-                                d.update(from: row, count: width)
-                            }
+                        // Output columns k0..<k1 read the image (column left + k, or left + width - 1 - k
+                        // mirrored); the others are padding.
+                        let k0 = win.flipH ? max(0, left + width - w) : max(0, -left)
+                        let k1 = win.flipH ? min(width, left + width) : min(width, w - left)
+                        if k0 > 0 { d.update(repeating: fill, count: min(k0, width)) }
+                        if k1 < width { (d + max(k1, 0)).update(repeating: fill, count: width - max(k1, 0)) }
+                        guard k0 < k1 else { continue }
+                        if win.flipH {
+                            let row = s + left + width - 1
+                            for k in k0..<k1 { d[k] = row[-k] }
                         } else {
-                            for k in 0..<width {
-                                let sx = left + (win.flipH ? width - 1 - k : k)
-                                d[k] = sx >= 0 && sx < w ? s[sx] : fill
-                            }
+                            (d + k0).update(from: s + left + k0, count: k1 - k0)
                         }
                     }
                 }
