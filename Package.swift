@@ -15,6 +15,7 @@ let examples: [(name: String, folder: String, vision: Bool)] = [
     ("lenet5", "LeNet5", true),
     ("resnet18", "ResNet18", true),
     ("edge-detection", "EdgeDetection", true),
+    ("augmentations", "Augmentations", true),
 ]
 
 let package = Package(

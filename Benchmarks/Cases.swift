@@ -96,4 +96,5 @@ func registerAllCases() {
     registerRecurrentCases()
     registerTrainingCases()
     registerConvCases()
+    registerVisionCases()
 }

@@ -139,7 +139,7 @@ func jsonString(_ s: String) -> String {
 
 /// What a case reports: the headline figure (`metric`, `value`) plus extra fields.
 struct BenchResult {
-    /// "GFLOP/s", "GB/s" (higher is better), "us", "ms" or "s" (lower is better).
+    /// "GFLOP/s", "GB/s", "img/s" (higher is better), "us", "ms" or "s" (lower is better).
     var metric: String
     var value: Double
     var timing: Timing

@@ -428,6 +428,35 @@ def cnn_epoch_case(s):
     return seconds(measure(s, body))
 
 
+def vision_pipeline_case(workers):
+    """Issue 10's augmentation pipeline: Fashion-MNIST through ToTensor + Normalize(0.5, 0.5) + RandomCrop(28,
+    padding=2) + RandomHorizontalFlip in DataLoader(batch_size=64, shuffle=True, num_workers=workers); one epoch
+    per iteration, reported as images per second (twin of Benchmarks/VisionCases.swift)."""
+    def run(s):
+        import os
+        import torchvision.transforms as transforms
+        from torch.utils.data import DataLoader
+        from torchvision.datasets import FashionMNIST
+        from tutorial000_mlp import torchvision_root
+        if not os.path.exists(os.path.join(FASHION_MNIST_ROOT, "train-images-idx3-ubyte.gz")):
+            return skip(f"{FASHION_MNIST_ROOT} has no Fashion-MNIST (apt-get install dataset-fashion-mnist)")
+        transform = transforms.Compose([transforms.ToTensor(), transforms.Normalize([0.5], [0.5]),
+                                        transforms.RandomCrop(28, padding=2), transforms.RandomHorizontalFlip()])
+        train = FashionMNIST(torchvision_root(FASHION_MNIST_ROOT), train=True, transform=transform, download=False)
+        loader = DataLoader(train, batch_size=64, shuffle=True, num_workers=workers)
+        seen = [0]
+
+        def body(iters):
+            for _ in range(iters):
+                for img, label in loader:
+                    seen[0] += img.shape[0]
+        t = measure(s, body)
+        n = len(train)
+        return dict(metric="img/s", value=n / t.median, timing=t,
+                    extra=dict(s=t.median, best=n / t.min, workers=workers))
+    return run
+
+
 # name, default thread counts, summary, run -- same names and order as registerAllCases() in Cases.swift
 CASES = [
     ("sgemm_256", [1], "torch.mm 256x256 @ 256x256 float32", sgemm_case(256)),
@@ -467,6 +496,9 @@ CASES = [
     ("resnet18_fwd", [1], "torchvision resnet18 eval forward, batch 1 of 3x224x224, no grad (ms)", resnet18_forward_case),
     ("resnet18_step", [1, 2], "resnet18 (fc -> 10 classes) train step, batch 32 of 3x32x32, SGD momentum 0.9 (ms)",
      train_step_case(resnet18_10, (32, 3, 32, 32))),
+    ("vision_pipeline_w0", [1], "Fashion-MNIST epoch through ToTensor+Normalize+RandomCrop(28, padding 2)+RandomHorizontalFlip, "
+     "DataLoader batch 64 shuffle, num_workers 0 (img/s)", vision_pipeline_case(0)),
+    ("vision_pipeline_w2", [1], "the same pipeline with num_workers 2 (img/s)", vision_pipeline_case(2)),
 ]
 
 

@@ -192,4 +192,26 @@ final class CreationAndRandomTests: XCTestCase {
         XCTAssertEqual(r.max().item(), 3)
         XCTAssertEqual(torch.randperm(50).toArray(as: Int.self).sorted(), Array(0..<50))
     }
+
+    func testSampleDirichletMatchesPyTorch() {
+        // PyTorch 2.15: torch.manual_seed(0); torch._sample_dirichlet(torch.tensor(alphas).expand(1, -1)),
+        // then torch.randint(0, 1000, (1,)).item() (the normal cache carries over).
+        let cases: [([Double], [Float], Int)] = [
+            ([1, 1], [0.8637616038322449, 0.13623841106891632], 497),
+            ([1, 1, 1], [0.8349001407623291, 0.13168619573116302, 0.033413659781217575], 878),
+            ([0.5, 0.3, 2], [0.00035048252902925014, 0.0035154111683368683, 0.9961341023445129], 794),
+        ]
+        for (alpha, want, next) in cases {
+            torch.manualSeed(0)
+            let w = torch._sampleDirichlet(Tensor(alpha, shape: [alpha.count]).float().expand(1, -1))
+            XCTAssertEqual(w.shape, [1, alpha.count])
+            XCTAssertEqual(w.dtype, .float32)
+            XCTAssertEqual(w.toArray(as: Float.self), want)
+            XCTAssertEqual(torch.randint(0, 1000, [1]).item(as: Int.self), next)
+        }
+        // Concentrations below 1 (the boosted path) and float constants in the acceptance test, to the last bit.
+        torch.manualSeed(0)
+        XCTAssertEqual(torch._sampleDirichlet(Tensor([0.2, 0.1, 0.05, 3], shape: [1, 4]).float()).toArray(as: Float.self),
+                       [3.122149649925632e-09, 1.0535038654779783e-06, 0.0009637826588004827, 0.9990351796150208])
+    }
 }

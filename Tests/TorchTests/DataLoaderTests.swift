@@ -316,6 +316,30 @@ final class DataLoaderTests: XCTestCase {
         XCTAssertEqual(dl.map { $0.1.toArray(as: Int.self) }.flatMap { $0 }, Array(0..<37))
     }
 
+    func testWorkersDrawFromTheirOwnSeededGenerators() {
+        // PyTorch 2.15: a dataset whose __getitem__ returns torch.randint(0, 1000, (1,)).item() * 100 + i,
+        // torch.manual_seed(0), DataLoader(ds, batch_size=2, shuffle=True, num_workers=2), two epochs; then
+        // num_workers=0 after torch.manual_seed(0) again. Worker k is seeded base_seed + k and makes batches k, k+2, ...
+        final class RandomItems: Dataset {
+            var count: Int { 10 }
+            subscript(i: Int) -> Int { torch.randint(0, 1000, [1]).item(as: Int.self) * 100 + i }
+        }
+        torch.manualSeed(0)
+        let workers = DataLoader(RandomItems(), batchSize: 2, shuffle: true, numWorkers: 2)
+        XCTAssertEqual(workers.map { $0.toArray(as: Int.self) },
+                       [[90606, 1007], [72401, 204], [80402, 1300], [72409, 61308], [36903, 3505]])
+        XCTAssertEqual(workers.map { $0.toArray(as: Int.self) },
+                       [[2302, 82904], [92607, 25500], [4108, 29709], [22305, 80403], [79706, 8601]])
+        torch.manualSeed(0)
+        XCTAssertEqual(DataLoader(RandomItems(), batchSize: 2, shuffle: true).map { $0.toArray(as: Int.self) },
+                       [[96306, 37907], [42701, 50304], [49702, 68300], [10109, 86608], [75603, 39905]])
+        // The thread's own generator is only in effect inside the closure.
+        let g = Generator().manualSeed(7)
+        let inside = torch.withThreadDefaultGenerator(g) { torch.rand(2).toArray(as: Float.self) }
+        XCTAssertEqual(inside, torch.rand(2, generator: Generator().manualSeed(7)).toArray(as: Float.self))
+        XCTAssertTrue(torch.defaultGenerator !== g)
+    }
+
     // MARK: - Collation
 
     func testDefaultCollateMatchesPyTorch() throws {

@@ -81,6 +81,26 @@ final class MNISTTests: XCTestCase {
         XCTAssertEqual(fds[0].0.shape, [4, 5])
     }
 
+    func testRandomPipelinesLoadBatchWiseWithPerSampleValues() throws {
+        // Issue 10's augmentation pipeline (images here are 4×5): the batch path draws what the per-sample path
+        // draws, with and without workers (each worker with its own seeded generator in both paths).
+        let augment = transforms.Compose([transforms.ToTensor(), transforms.Normalize([0.5], [0.5]),
+                                          transforms.RandomCrop([4, 5], padding: [2]), transforms.RandomHorizontalFlip()])
+        let ds = try datasets.MNIST(root: tinyRoot, train: true, transform: augment)
+        XCTAssertNotNil(ds.collatedBatch([0, 1]))
+        for workers in [0, 2] {
+            torch.manualSeed(11)
+            let fast = Array(DataLoader(ds, batchSize: 3, shuffle: true, numWorkers: workers))
+            torch.manualSeed(11)
+            let slow = Array(DataLoader(ds, batchSize: 3, shuffle: true, numWorkers: workers, collateFn: { utils.data.defaultCollate($0) }))
+            XCTAssertEqual(fast.count, slow.count)
+            for (f, s) in zip(fast, slow) {
+                assertEqualTensors(f.0, s.0, "workers \(workers)")
+                assertEqualTensors(f.1, s.1, "workers \(workers)")
+            }
+        }
+    }
+
     func testBatchedLoadingEqualsPerSample() throws {
         let ds = try datasets.MNIST(root: tinyRoot, train: true, transform: normalize, targetTransform: { $0 + 100 })
         let fast = Array(DataLoader(ds, batchSize: 4))

@@ -133,6 +133,26 @@ final class VisionDatasetsTests: XCTestCase {
         XCTAssertEqual(seen, 15)
     }
 
+    func testCIFARAndSVHNTransformsSeePictures() throws {
+        // torchvision's tutorial pipeline: picture transforms before ToTensor act on the 32×32 picture.
+        let augment = transforms.Compose([transforms.RandomCrop(32, padding: 4), transforms.RandomHorizontalFlip(p: 1),
+                                          transforms.ToTensor()])
+        let ds = try datasets.CIFAR10(root: "\(cifarRoot)/py", train: true, transform: augment)
+        XCTAssertNil(ds.collatedBatch([0, 1]), "pictures are transformed one by one")
+        torch.manualSeed(3)
+        let (x, _) = ds[1]
+        torch.manualSeed(3)
+        let want: Tensor = augment(Image(tensor: ds.data[1].permute(2, 0, 1).contiguous()))
+        XCTAssertEqual(x.shape, [3, 32, 32])
+        assertSameValues(x, want)
+        // A pipeline that keeps the picture gives its C×H×W pixels.
+        let flipped = try datasets.CIFAR10(root: "\(cifarRoot)/py", train: true, transform: transforms.RandomHorizontalFlip(p: 1))
+        assertSameValues(flipped[2].0, ds.data[2].permute(2, 0, 1).flip(2))
+        let svhn = try datasets.SVHN("\(cifarRoot)/svhn", split: .train, transform: augment)
+        XCTAssertEqual(svhn[0].0.shape, [3, 32, 32])
+        XCTAssertNil(svhn.collatedBatch([0]))
+    }
+
     func testCIFARErrorsSayWhatAndWhere() throws {
         let empty = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: empty) }

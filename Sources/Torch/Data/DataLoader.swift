@@ -15,9 +15,12 @@ extension utils.data {
     ///
     /// With `numWorkers > 0`, that many background threads fetch and collate batches ahead of the
     /// consumer (at most `prefetchFactor × numWorkers` batches in flight); batches still come out
-    /// in sampler order and are identical to those of `numWorkers: 0`. The dataset's subscript and
-    /// the collate function then run on those threads, so they must be safe to call concurrently
-    /// and should not draw from `torch.defaultGenerator`.
+    /// in sampler order. As in PyTorch, batch `i` is made by worker `i % numWorkers`, and each
+    /// worker has its own `torch.defaultGenerator`, seeded with the iterator's base seed plus the
+    /// worker's index, so random transforms draw exactly what they draw in PyTorch's workers
+    /// (and, without random transforms, batches equal those of `numWorkers: 0`). The dataset's
+    /// subscript and the collate function run on those threads, so they must be safe to call
+    /// concurrently.
     public final class DataLoader<Batch>: Sequence {
         /// The dataset.
         public let dataset: any Dataset
@@ -71,11 +74,11 @@ extension utils.data {
 
         public var underestimatedCount: Int { count }
 
-        /// Starts an iteration: draws the base seed PyTorch's iterator draws (so the default
-        /// generator advances as in PyTorch), then yields batches in sampler order.
+        /// Starts an iteration: draws the base seed PyTorch's iterator draws (the default generator
+        /// advances as in PyTorch; workers are seeded from it), then yields batches in sampler order.
         public func makeIterator() -> Iterator {
-            _ = derivedSeed(generator ?? torch.defaultGenerator)
-            return Iterator(self)
+            let baseSeed = derivedSeed(generator ?? torch.defaultGenerator)
+            return Iterator(self, baseSeed: baseSeed)
         }
 
         /// PyTorch's `DataLoader` argument checks; nil when the combination is valid.
@@ -108,11 +111,11 @@ extension utils.data {
             private var indices: any IteratorProtocol<[Int]>
             private let pool: PrefetchPool<Batch>?
 
-            init(_ loader: DataLoader) {
+            init(_ loader: DataLoader, baseSeed: UInt64) {
                 self.loader = loader
                 indices = loader.batchSampler.makeIterator()
                 if loader.numWorkers > 0 {
-                    let pool = PrefetchPool<Batch>(workers: loader.numWorkers, fetch: loader.fetch)
+                    let pool = PrefetchPool<Batch>(workers: loader.numWorkers, baseSeed: baseSeed, fetch: loader.fetch)
                     // PyTorch puts prefetchFactor × numWorkers index batches in flight up front.
                     for _ in 0..<(loader.prefetchFactor * loader.numWorkers) {
                         guard let idx = indices.next() else { break }

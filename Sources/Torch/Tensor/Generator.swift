@@ -275,8 +275,35 @@ public final class Generator {
 }
 
 extension torch {
-    /// The generator used when none is passed.
-    nonisolated(unsafe) public static let defaultGenerator = Generator()
+    /// The process-wide default generator (what `defaultGenerator` is on threads without their own).
+    nonisolated(unsafe) static let processDefaultGenerator = Generator()
+
+    /// The generator used when none is passed: the process-wide one, or on a thread that runs
+    /// `withThreadDefaultGenerator` (a `DataLoader` worker), that thread's own, as each PyTorch worker
+    /// process has its own seeded default generator.
+    public static var defaultGenerator: Generator {
+        guard let raw = pthread_getspecific(threadGeneratorKey) else { return processDefaultGenerator }
+        return Unmanaged<Generator>.fromOpaque(raw).takeUnretainedValue()
+    }
+
+    /// Runs `body` with `generator` as this thread's `torch.defaultGenerator` (restoring the previous
+    /// one afterwards). `DataLoader` workers run with a generator seeded `baseSeed + workerID`, like
+    /// PyTorch's worker processes, so random transforms draw reproducibly and without races.
+    ///
+    /// ```swift
+    /// let g = Generator().manualSeed(7)
+    /// torch.withThreadDefaultGenerator(g) { torch.rand(2) }   // draws from g
+    /// ```
+    public static func withThreadDefaultGenerator<R>(_ generator: Generator, _ body: () throws -> R) rethrows -> R {
+        let previous = pthread_getspecific(threadGeneratorKey)
+        let retained = Unmanaged.passRetained(generator)
+        pthread_setspecific(threadGeneratorKey, retained.toOpaque())
+        defer {
+            pthread_setspecific(threadGeneratorKey, previous)
+            retained.release()
+        }
+        return try body()
+    }
 
     /// Seeds the default generator (`torch.manual_seed`).
     @discardableResult
@@ -292,3 +319,10 @@ extension torch {
     /// - Throws: ``SerializationError`` when `state` did not come from ``getRNGState()``.
     public static func setRNGState(_ state: Tensor) throws { try defaultGenerator.setState(state) }
 }
+
+/// The thread-specific slot behind `torch.withThreadDefaultGenerator`.
+private let threadGeneratorKey: pthread_key_t = {
+    var key = pthread_key_t()
+    precondition(pthread_key_create(&key, nil) == 0, "torch.defaultGenerator: pthread_key_create failed")
+    return key
+}()

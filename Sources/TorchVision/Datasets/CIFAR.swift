@@ -10,8 +10,10 @@ extension datasets {
     /// `batches.meta.txt`).
     ///
     /// `data` is uint8 N×32×32×3 (H×W×C, like torchvision's ndarray) and `targets` the labels. A
-    /// sample is `(transform(image), targetTransform(label))` with the image as a uint8 32×32×3
-    /// tensor, which `ToTensor` turns into float 3×32×32 as torchvision's does from the PIL image.
+    /// sample is `(transform(image), targetTransform(label))`. The transform receives the image as
+    /// torchvision's receive the PIL image it makes (a `transforms.Sample.image`), so
+    /// `RandomCrop(32, padding: 4)` crops the picture and `ToTensor` gives float 3×32×32; a pipeline
+    /// that keeps a picture gives its uint8 3×32×32 pixels, and no transform the uint8 32×32×3 array.
     ///
     /// ```swift
     /// let train = try datasets.CIFAR10("./data", train: true, transform: transforms.ToTensor())
@@ -166,20 +168,20 @@ extension datasets {
         /// Number of samples.
         public var count: Int { targets.count }
 
-        /// `(transform(image), targetTransform(label))` for sample `index`; the image is uint8 32×32×3.
+        /// `(transform(image), targetTransform(label))` for sample `index` (see the type's notes).
         public subscript(index: Int) -> (Tensor, Int) {
             let i = DatasetSupport.normalize(index, count: count, Self.name)
             let image = data.select(0, i)
-            return (transform.map { $0(image) } ?? image.clone(), label(i))
+            return (transform.map { DatasetSupport.transformPicture(image, $0) } ?? image.clone(), label(i))
         }
 
         /// The images of `indices` gathered into a uint8 B×32×32×3 tensor and transformed together;
-        /// nil when the transform cannot work on batches.
+        /// nil when the transform cannot work on batches or starts on the pictures before `ToTensor`.
         public func collatedBatch(_ indices: [Int]) -> (Tensor, Tensor)? {
             let rows = indices.map { DatasetSupport.normalize($0, count: count, Self.name) }
             var x = DatasetSupport.gather(data, rows)
             if let t = transform {
-                guard let y = t.applyToBatch(x) else { return nil }
+                guard DatasetSupport.convertsPicturesFirst(t), let y = t.applyToBatch(x) else { return nil }
                 x = y
             }
             return (x, Int.collate(rows.map(label)))

@@ -22,6 +22,21 @@ enum DatasetSupport {
         return lines.joined(separator: "\n")
     }
 
+    /// `transform` applied to one picture given as its uint8 H×W×C pixels, as torchvision's CIFAR and SVHN
+    /// apply it to the PIL image they make (`transforms.Sample.image`): `ToTensor` gives float C×H×W, and a
+    /// pipeline that keeps a picture gives its uint8 C×H×W pixels.
+    static func transformPicture(_ hwc: Tensor, _ transform: any transforms.Transform) -> Tensor {
+        transform.apply(.image(hwc.permute(2, 0, 1).contiguous())).value
+    }
+
+    /// Whether a B×H×W×C batch of pictures may go through `transform.applyToBatch`: only when the
+    /// first step turns the pictures into tensors (`ToTensor` takes H×W×C arrays to the same C×H×W
+    /// result), so no step sees the pixels' layout before the conversion.
+    static func convertsPicturesFirst(_ transform: any transforms.Transform) -> Bool {
+        let first = (transform as? transforms.Compose)?.transforms.first ?? transform
+        return first is transforms.ToTensor
+    }
+
     /// The rows `indices` of a contiguous tensor (any dtype) gathered into a new [B, ...] tensor.
     static func gather(_ data: Tensor, _ indices: [Int]) -> Tensor {
         precondition(data.isContiguous, "gather: the dataset's data must be contiguous")

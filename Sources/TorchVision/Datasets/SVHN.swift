@@ -63,19 +63,21 @@ extension datasets {
 
         public var count: Int { labels.count }
 
-        /// `(transform(image), targetTransform(label))`; the image is uint8 32×32×3.
+        /// `(transform(image), targetTransform(label))`: the transform receives the picture as
+        /// torchvision's receive the PIL image (see ``CIFAR10``); without one, the uint8 32×32×3 array.
         public subscript(index: Int) -> (Tensor, Int) {
             let i = DatasetSupport.normalize(index, count: count, "SVHN")
             let image = data.select(0, i).permute(1, 2, 0).contiguous()
-            return (transform.map { $0(image) } ?? image, label(i))
+            return (transform.map { DatasetSupport.transformPicture(image, $0) } ?? image, label(i))
         }
 
-        /// The images of `indices` as uint8 B×32×32×3, transformed together; nil when the transform cannot.
+        /// The images of `indices` as uint8 B×32×32×3, transformed together; nil when the transform cannot
+        /// or starts on the pictures before `ToTensor`.
         public func collatedBatch(_ indices: [Int]) -> (Tensor, Tensor)? {
             let rows = indices.map { DatasetSupport.normalize($0, count: count, "SVHN") }
             var x = DatasetSupport.gather(data, rows).permute(0, 2, 3, 1).contiguous()
             if let t = transform {
-                guard let y = t.applyToBatch(x) else { return nil }
+                guard DatasetSupport.convertsPicturesFirst(t), let y = t.applyToBatch(x) else { return nil }
                 x = y
             }
             return (x, Int.collate(rows.map(label)))

@@ -224,11 +224,12 @@ extension transforms {
     }
 
     /// Converts between image dtypes with rescaling (torchvision's `ConvertImageDtype`).
-    public struct ConvertImageDtype: Transform {
+    public struct ConvertImageDtype: Transform, BatchSteppable {
         public let dtype: DType
         public init(_ dtype: DType) { self.dtype = dtype }
         public func callAsFunction(_ input: Tensor) -> Tensor { TF.convertImageDtype(input, dtype) }
         public func applyToBatch(_ batch: Tensor) -> Tensor? { callAsFunction(batch) }
+        func batchStep(sampleShape: [Int]) -> BatchStep? { MapStep(outputShape: sampleShape) { callAsFunction($0) } }
         public var description: String { "ConvertImageDtype()" }
     }
 }

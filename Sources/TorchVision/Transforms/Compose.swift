@@ -33,7 +33,10 @@ extension transforms {
             return transforms.reduce(sample) { s, t in t.apply(s) }
         }
 
-        /// Batched when every part is.
+        /// Batched when every part is, or when the parts from the first random one on can draw
+        /// each sample's parameters in the per-sample order (crops, flips, and the deterministic
+        /// `ToTensor`, `Normalize`, `ConvertImageDtype`, `CenterCrop`): the result equals
+        /// transforming sample by sample under the same seed.
         public func applyToBatch(_ batch: Tensor) -> Tensor? {
             var x = batch
             var rest = transforms[...]
@@ -41,9 +44,14 @@ extension transforms {
                 x = y
                 rest = transforms[table.count...]
             }
-            for t in rest {
-                guard let y = t.applyToBatch(x) else { return nil }
-                x = y
+            while let t = rest.first {
+                // A random transform's applyToBatch is nil and draws nothing.
+                if !(t is any BatchSteppable), let y = t.applyToBatch(x) {
+                    x = y
+                    rest = rest.dropFirst()
+                    continue
+                }
+                return BatchRun.apply(rest, to: x)
             }
             return x
         }

@@ -7,7 +7,7 @@ extension transforms {
     /// ```swift
     /// let t = transforms.Normalize([0.1307], [0.3081])
     /// ```
-    public struct Normalize: Transform {
+    public struct Normalize: Transform, BatchSteppable {
         /// Per-channel means (one value applies to every channel).
         public let mean: [Double]
         /// Per-channel standard deviations.
@@ -44,6 +44,11 @@ extension transforms {
         /// The same per-channel formula applies to any leading batch dimensions.
         public func applyToBatch(_ batch: Tensor) -> Tensor? {
             callAsFunction(batch)
+        }
+
+        func batchStep(sampleShape: [Int]) -> BatchStep? {
+            // An invalid sample is left to the per-sample path, which reports it.
+            sampleShape.count >= 3 ? MapStep(outputShape: sampleShape) { callAsFunction($0) } : nil
         }
 
         /// torchvision's messages for a non-float or non-image input; nil when valid.

@@ -1,21 +1,32 @@
 import Torch
 
 /// The random draws torchvision's transforms make, taken the same way from `torch.defaultGenerator`
-/// (a float32 `uniform_`, `randint`, `rand(1)`), so a seeded pipeline is reproducible with `torch.manualSeed`.
+/// (a `uniform_` of the default dtype, `randint`, `rand(1)`), so a seeded pipeline is reproducible with
+/// `torch.manualSeed`. The scalar draws read the generator directly, with the formulas of the
+/// one-element tensor ops (no tensor is made per draw).
 enum RandomDraw {
     /// `torch.empty(1).uniform_(lo, hi).item()`.
     static func uniform(_ lo: Double, _ hi: Double) -> Double {
-        torch.empty([1]).uniform_(lo, hi).item()
+        let g = torch.defaultGenerator
+        if torch.defaultDType == .float64 {
+            let u = Double(g.random64() & ((1 << 53) - 1)) * (1.0 / 9_007_199_254_740_992.0)
+            return lo.addingProduct(u, hi - lo)
+        }
+        let u = Float(g.random() & ((1 << 24) - 1)) * (1.0 / 16_777_216.0)
+        return Double(Float(lo).addingProduct(u, Float(hi) - Float(lo)))
     }
 
     /// `torch.randint(lo, hi, (1,)).item()`.
     static func randint(_ lo: Int, _ hi: Int) -> Int {
-        torch.randint(lo, hi, [1]).item(as: Int.self)
+        precondition(hi > lo, "random_ expects 'from' to be less than 'to', but got from=\(lo) >= to=\(hi)")
+        let g = torch.defaultGenerator
+        let range = UInt64(hi - lo)
+        return lo + Int(range >= (1 << 32) ? g.random64() % range : UInt64(g.random()) % range)
     }
 
     /// `torch.rand(1) < p`.
     static func chance(_ p: Double) -> Bool {
-        torch.rand([1]).item() < p
+        uniform(0, 1) < p
     }
 
     /// `torch.randperm(n)` as Ints.

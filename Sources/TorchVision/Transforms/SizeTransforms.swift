@@ -48,7 +48,7 @@ extension transforms {
     }
 
     /// Crops the centre (torchvision's `CenterCrop`), zero-padding images smaller than `size`.
-    public struct CenterCrop: Transform {
+    public struct CenterCrop: Transform, BatchSteppable {
         /// (height, width).
         public let size: [Int]
 
@@ -62,6 +62,11 @@ extension transforms {
         public func callAsFunction(_ input: Tensor) -> Tensor { TF.centerCrop(input, size) }
         public func applyToBatch(_ batch: Tensor) -> Tensor? { batch.dim >= 4 ? callAsFunction(batch) : nil }
         public var description: String { "CenterCrop(size=\(PyRepr.tuple(size)))" }
+
+        func batchStep(sampleShape: [Int]) -> BatchStep? {
+            guard sampleShape.count >= 2 else { return nil }
+            return MapStep(outputShape: Array(sampleShape.dropLast(2)) + size) { TF.centerCrop($0, size) }
+        }
     }
 
     /// Pads every side (torchvision's `Pad`): `padding` is `[all]`, `[leftRight, topBottom]` or
@@ -96,7 +101,7 @@ extension transforms {
     /// ```swift
     /// let t = transforms.RandomCrop(28, padding: 2)
     /// ```
-    public struct RandomCrop: Transform {
+    public struct RandomCrop: Transform, BatchSteppable {
         /// (height, width).
         public let size: [Int]
         public let padding: [Int]?
@@ -122,7 +127,12 @@ extension transforms {
         /// A random crop box `(top, left, height, width)` of `outputSize` (h, w) inside `img`.
         public static func getParams(_ img: Tensor, outputSize: [Int]) -> (Int, Int, Int, Int) {
             let d = TF.getDimensions(img)
-            let (h, w, th, tw) = (d[1], d[2], outputSize[0], outputSize[1])
+            return drawBox(height: d[1], width: d[2], outputSize: outputSize)
+        }
+
+        /// `getParams` for an image of `height`×`width`.
+        static func drawBox(height h: Int, width w: Int, outputSize: [Int]) -> (Int, Int, Int, Int) {
+            let (th, tw) = (outputSize[0], outputSize[1])
             precondition(h >= th && w >= tw, "Required crop size \((th, tw)) is larger than input image size \((h, w))")
             if h == th && w == tw { return (0, 0, h, w) }
             let i = RandomDraw.randint(0, h - th + 1)
@@ -131,13 +141,55 @@ extension transforms {
         }
 
         public func callAsFunction(_ input: Tensor) -> Tensor {
+            let img = padded(input)
+            let (i, j, h, w) = Self.getParams(img, outputSize: size)
+            return TF.crop(img, i, j, h, w)
+        }
+
+        /// The image after `padding` and, with `padIfNeeded`, the padding up to `size`.
+        private func padded(_ input: Tensor) -> Tensor {
             var img = input
             if let padding { img = TF.pad(img, padding, fill: fill, paddingMode: paddingMode) }
             let d = TF.getDimensions(img)
             if padIfNeeded && d[2] < size[1] { img = TF.pad(img, [size[1] - d[2], 0], fill: fill, paddingMode: paddingMode) }
             if padIfNeeded && d[1] < size[0] { img = TF.pad(img, [0, size[0] - d[1]], fill: fill, paddingMode: paddingMode) }
-            let (i, j, h, w) = Self.getParams(img, outputSize: size)
-            return TF.crop(img, i, j, h, w)
+            return img
+        }
+
+        /// `padded`'s (height, width) for an image of `h`×`w`.
+        private func paddedSize(_ height: Int, _ width: Int) -> (h: Int, w: Int) {
+            var h = height, w = width
+            if let padding {
+                let p = padding.count == 1 ? [Int](repeating: padding[0], count: 4)
+                    : padding.count == 2 ? [padding[0], padding[1], padding[0], padding[1]] : padding
+                h += p[1] + p[3]
+                w += p[0] + p[2]
+            }
+            if padIfNeeded && w < size[1] { w += 2 * (size[1] - w) }
+            if padIfNeeded && h < size[0] { h += 2 * (size[0] - h) }
+            return (h, w)
+        }
+
+        /// Per sample: the padding (done once for the whole batch), then this sample's random box.
+        func batchStep(sampleShape: [Int]) -> BatchStep? {
+            guard sampleShape.count >= 2, padding.map({ [1, 2, 4].contains($0.count) }) ?? true else { return nil }
+            let prepared = paddedSize(sampleShape[sampleShape.count - 2], sampleShape[sampleShape.count - 1])
+            let size = self.size
+            let (h, w) = (sampleShape[sampleShape.count - 2], sampleShape[sampleShape.count - 1])
+            let needsPadding = padding != nil || prepared.h != h || prepared.w != w
+            // Constant padding is read through, never materialised: the extra rows and columns before the image.
+            var constant: SampleWindow.Padding?
+            if needsPadding && paddingMode == .constant {
+                let p = padding.map { $0.count == 1 ? [Int](repeating: $0[0], count: 4) : $0.count == 2 ? $0 + $0 : $0 } ?? [0, 0, 0, 0]
+                let extraH = padIfNeeded && h + p[1] + p[3] < size[0] ? size[0] - (h + p[1] + p[3]) : 0
+                let extraW = padIfNeeded && w + p[0] + p[2] < size[1] ? size[1] - (w + p[0] + p[2]) : 0
+                constant = SampleWindow.Padding(top: p[1] + extraH, left: p[0] + extraW, fill: fill)
+            }
+            return WindowStep(sampleShape: sampleShape, prepared: prepared, size: (h: size[0], w: size[1]),
+                              prepare: needsPadding && constant == nil ? { padded($0) } : nil, padding: constant) {
+                let (i, j, _, _) = Self.drawBox(height: prepared.h, width: prepared.w, outputSize: size)
+                return SampleWindow(top: i, left: j)
+            }
         }
 
         public var description: String {
@@ -258,18 +310,36 @@ extension transforms {
     }
 
     /// Mirrors left to right with probability `p` (torchvision's `RandomHorizontalFlip`).
-    public struct RandomHorizontalFlip: Transform {
+    public struct RandomHorizontalFlip: Transform, BatchSteppable {
         public let p: Double
         public init(p: Double = 0.5) { self.p = p }
         public func callAsFunction(_ input: Tensor) -> Tensor { RandomDraw.chance(p) ? TF.hflip(input) : input }
         public var description: String { "RandomHorizontalFlip(p=\(PyRepr.float(p)))" }
+
+        /// Per sample: mirrored or not.
+        func batchStep(sampleShape: [Int]) -> BatchStep? {
+            guard sampleShape.count >= 2 else { return nil }
+            let size = (h: sampleShape[sampleShape.count - 2], w: sampleShape[sampleShape.count - 1])
+            return WindowStep(sampleShape: sampleShape, prepared: size, size: size) { [p] in
+                SampleWindow(flipH: RandomDraw.chance(p))
+            }
+        }
     }
 
     /// Mirrors top to bottom with probability `p` (torchvision's `RandomVerticalFlip`).
-    public struct RandomVerticalFlip: Transform {
+    public struct RandomVerticalFlip: Transform, BatchSteppable {
         public let p: Double
         public init(p: Double = 0.5) { self.p = p }
         public func callAsFunction(_ input: Tensor) -> Tensor { RandomDraw.chance(p) ? TF.vflip(input) : input }
         public var description: String { "RandomVerticalFlip(p=\(PyRepr.float(p)))" }
+
+        /// Per sample: mirrored or not.
+        func batchStep(sampleShape: [Int]) -> BatchStep? {
+            guard sampleShape.count >= 2 else { return nil }
+            let size = (h: sampleShape[sampleShape.count - 2], w: sampleShape[sampleShape.count - 1])
+            return WindowStep(sampleShape: sampleShape, prepared: size, size: size) { [p] in
+                SampleWindow(flipV: RandomDraw.chance(p))
+            }
+        }
     }
 }

@@ -8,7 +8,7 @@ extension transforms {
     /// ```swift
     /// let x = transforms.ToTensor()(image)   // uint8 28×28 → float32 1×28×28
     /// ```
-    public struct ToTensor: Transform {
+    public struct ToTensor: Transform, BatchSteppable {
         public init() {}
 
         public func callAsFunction(_ input: Tensor) -> Tensor {
@@ -28,6 +28,15 @@ extension transforms {
         public func applyToBatch(_ batch: Tensor) -> Tensor? {
             guard batch.dim == 3 || batch.dim == 4 else { return nil }
             return Self.convert(batch.dim == 3 ? batch.unsqueeze(1) : batch.permute(0, 3, 1, 2))
+        }
+
+        /// H×W → 1×H×W, H×W×C → C×H×W.
+        func batchStep(sampleShape: [Int]) -> BatchStep? {
+            switch sampleShape.count {
+            case 2: return MapStep(outputShape: [1] + sampleShape) { applyToBatch($0)! }
+            case 3: return MapStep(outputShape: [sampleShape[2], sampleShape[0], sampleShape[1]]) { applyToBatch($0)! }
+            default: return nil
+            }
         }
 
         /// Channels-first view → contiguous result, scaled when uint8.

@@ -7,7 +7,9 @@ extension transforms {
     /// and `uint8` or float C×H×W image tensors (with any leading batch dimensions where torchvision
     /// allows them) for the geometric and colour transforms. A transform that works the same on every
     /// sample of a stacked batch can say so with `applyToBatch(_:)`, which lets datasets build whole
-    /// batches at once; random transforms do not, since each sample draws its own parameters.
+    /// batches at once; random transforms do not on their own, since each sample draws its own
+    /// parameters, but a `Compose` of crops, flips and the conversions still runs batch-wise by drawing
+    /// every sample's parameters in the per-sample order (see `Compose.applyToBatch`).
     ///
     /// In a pipeline that starts from a PIL-style picture, what flows between transforms is a
     /// `Sample`: the picture (as its uint8 C×H×W pixels) until a conversion such as `ToTensor` turns it
