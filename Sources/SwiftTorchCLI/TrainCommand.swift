@@ -80,6 +80,8 @@ struct Train: ParsableCommand {
     var defaultHidden: [Int] { data.dataset == .digits ? [128, 64] : [300, 100] }
 
     mutating func run() throws {
+        // One line per epoch must reach a log file as it is printed, not when the buffer fills (hours later).
+        setvbuf(stdout, nil, _IOLBF, 0)
         // Everything that can be checked before training is: destinations first.
         let checkpointPath = checkpoint ?? resume
         if let checkpointPath { try checkWritable(checkpointPath, option: checkpoint != nil ? "--checkpoint" : "--resume") }
