@@ -30,7 +30,9 @@ let package = Package(
     ],
     targets: [
         .target(name: "CTorchKernels"),
-        .target(name: "Torch", dependencies: ["CTorchKernels"], swiftSettings: swift5),
+        // libmpi bound at run time (dlopen) for `dist`: the package builds and tests without MPI.
+        .target(name: "CMPIShim", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "Torch", dependencies: ["CTorchKernels", "CMPIShim"], swiftSettings: swift5),
         // libpng and libjpeg(-turbo) from the system (Debian: libpng-dev, libjpeg-dev), found with pkg-config.
         .systemLibrary(name: "CLibPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CLibJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg-dev"])]),
