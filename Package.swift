@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "TorchVision", targets: ["TorchVision"]),
         .executable(name: "swifttorch", targets: ["SwiftTorchCLI"]),
         .executable(name: "Benchmarks", targets: ["Benchmarks"]),
+        .executable(name: "ddp-worker", targets: ["DDPWorker"]),
     ] + examples.map { .executable(name: $0.name, targets: [$0.name]) },
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -47,6 +48,8 @@ let package = Package(
             resources: [.copy("Resources/digits-images-idx3-ubyte"), .copy("Resources/digits-labels-idx1-ubyte")],
             swiftSettings: swift5
         ),
+        // What the distributed tests and benchmarks run under mpirun (collective checks, DDP equivalence, failures, timings).
+        .executableTarget(name: "DDPWorker", dependencies: ["Torch", "TorchVision", "TutorialModels", "CMPIShim"], swiftSettings: swift5),
         .executableTarget(name: "Benchmarks", dependencies: ["Torch", "TorchVision", "TutorialModels"], path: "Benchmarks", swiftSettings: swift5),
         .testTarget(name: "TorchTests", dependencies: ["Torch", "TutorialModels"], swiftSettings: swift5),
         .testTarget(name: "TorchVisionTests", dependencies: ["TorchVision", "Torch", "TutorialModels"], swiftSettings: swift5),

@@ -34,10 +34,15 @@ extension nn.parallel {
         /// The group the gradients are averaged over (the default group unless one was given).
         public let processGroup: dist.ProcessGroup
         let reducer: GradientReducer
+        /// Number of gradient buckets, and the elements in each, in launch order (diagnostics; PyTorch
+        /// logs these as `num_buckets` / `bucket_sizes`).
+        public var bucketSizes: [Int] { reducer.buckets.map { $0.flat.numel } }
         /// A private copy of `processGroup`'s communicator for the buffers and buckets, so they never
         /// mix with collectives the program itself issues.
         private let ownGroup: dist.ProcessGroup
         private var requireSync = true
+        /// False after a forward inside `noSync` (the next forward then skips the buffer broadcast, as in PyTorch).
+        private var requireForwardParamSync = true
 
         /// Wraps `module` (collective: every rank constructs it at the same point).
         ///
@@ -69,12 +74,17 @@ extension nn.parallel {
             }
         }
 
-        /// Runs the wrapped module; in training mode first broadcasts rank 0's buffers (when
-        /// `broadcastBuffers`) and arms the gradient hooks for the coming backward.
+        /// Runs the wrapped module. With grad mode on (and outside `noSync`), first broadcasts rank 0's
+        /// buffers (when `broadcastBuffers`) and arms the gradient hooks for the coming backward, as
+        /// PyTorch's DDP does (in training and eval mode alike).
         public override func forward(_ x: Tensor) -> Tensor {
-            let gradSync = torch.isGradEnabled() && training
-            if gradSync { reducer.prepareForForward(sync: requireSync) }
-            if broadcastBuffers && training {
+            let gradEnabled = torch.isGradEnabled()
+            if gradEnabled {
+                reducer.prepareForForward(sync: requireSync)
+            } else {
+                reducer.syncThisIteration = false
+            }
+            if broadcastBuffers && requireForwardParamSync {
                 do {
                     try torch.noGrad { for b in module.buffers() { try dist.broadcast(b, src: 0, group: ownGroup) } }
                 } catch {
@@ -82,7 +92,8 @@ extension nn.parallel {
                 }
             }
             let output = module(x)
-            if gradSync && findUnusedParameters { reducer.markUnused(reachableFrom: output) }
+            if gradEnabled && requireSync && findUnusedParameters { reducer.markUnused(reachableFrom: output) }
+            requireForwardParamSync = gradEnabled && requireSync
             return output
         }
 
