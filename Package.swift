@@ -51,7 +51,7 @@ let package = Package(
         // What the distributed tests and benchmarks run under mpirun (collective checks, DDP equivalence, failures, timings).
         .executableTarget(name: "DDPWorker", dependencies: ["Torch", "TorchVision", "TutorialModels", "CMPIShim"], swiftSettings: swift5),
         .executableTarget(name: "Benchmarks", dependencies: ["Torch", "TorchVision", "TutorialModels"], path: "Benchmarks", swiftSettings: swift5),
-        .testTarget(name: "TorchTests", dependencies: ["Torch", "TutorialModels"], swiftSettings: swift5),
+        .testTarget(name: "TorchTests", dependencies: ["Torch", "TutorialModels", "DDPWorker"], swiftSettings: swift5),
         .testTarget(name: "TorchVisionTests", dependencies: ["TorchVision", "Torch", "TutorialModels"], swiftSettings: swift5),
     ] + examples.map {
         .executableTarget(name: $0.name, dependencies: $0.vision ? ["Torch", "TorchVision"] : ["Torch"],
