@@ -25,6 +25,7 @@ let package = Package(
         .executable(name: "swifttorch", targets: ["SwiftTorchCLI"]),
         .executable(name: "Benchmarks", targets: ["Benchmarks"]),
         .executable(name: "ddp-worker", targets: ["DDPWorker"]),
+        .executable(name: "ddp-mnist", targets: ["ddp-mnist"]),
     ] + examples.map { .executable(name: $0.name, targets: [$0.name]) },
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -50,6 +51,7 @@ let package = Package(
         ),
         // What the distributed tests and benchmarks run under mpirun (collective checks, DDP equivalence, failures, timings).
         .executableTarget(name: "DDPWorker", dependencies: ["Torch", "TorchVision", "TutorialModels", "CMPIShim"], swiftSettings: swift5),
+        .executableTarget(name: "ddp-mnist", dependencies: ["Torch", "TorchVision", "TutorialModels"], path: "Examples/DDPMNIST", swiftSettings: swift5),
         .executableTarget(name: "Benchmarks", dependencies: ["Torch", "TorchVision", "TutorialModels"], path: "Benchmarks", swiftSettings: swift5),
         .testTarget(name: "TorchTests", dependencies: ["Torch", "TutorialModels", "DDPWorker"], swiftSettings: swift5),
         .testTarget(name: "TorchVisionTests", dependencies: ["TorchVision", "Torch", "TutorialModels"], swiftSettings: swift5),

@@ -40,14 +40,14 @@ final class DistributedTests: XCTestCase {
         return nil
     }
 
-    /// Runs `mpirun -np <np> ddp-worker <args>` with a wall-clock limit.
-    func mpirun(_ np: Int, _ args: [String], limit: Double = 300) throws -> Run {
+    /// Runs `mpirun -np <np> <program> <args>` (program: a built product) with a wall-clock limit.
+    func mpirun(_ np: Int, _ args: [String], program: String = "ddp-worker", limit: Double = 300) throws -> Run {
         guard let mpirun = Self.findExecutable("mpirun") ?? Self.findExecutable("mpiexec") else {
             throw XCTSkip("mpirun not found: install Open MPI (apt-get install openmpi-bin libopenmpi-dev) to run the distributed tests")
         }
-        let worker = Self.productsDirectory.appendingPathComponent("ddp-worker").path
+        let worker = Self.productsDirectory.appendingPathComponent(program).path
         guard FileManager.default.isExecutableFile(atPath: worker) else {
-            throw XCTSkip("ddp-worker not built at \(worker) (swift build --build-tests builds it)")
+            throw XCTSkip("\(program) not built at \(worker) (swift build --build-tests builds it)")
         }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: mpirun)
@@ -121,6 +121,32 @@ final class DistributedTests: XCTestCase {
         let run = try mpirun(2, ["ddp-features"])
         XCTAssertEqual(run.status, 0, run.output)
         XCTAssertEqual(run.result("ddp-features")?["failures"], "0", run.output)
+    }
+
+    // MARK: The ddp-mnist example
+
+    /// Two processes train and checkpoint; one process resumes from the checkpoint.
+    func testDDPMNISTCheckpointsAndResumesWithAnotherProcessCount() throws {
+        let data = "/usr/share/datasets/fashion-mnist"
+        guard FileManager.default.fileExists(atPath: data) else {
+            throw XCTSkip("Fashion-MNIST not installed (apt-get install dataset-fashion-mnist)")
+        }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ddp-mnist-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let ckpt = dir.appendingPathComponent("mlp.pt").path
+        let first = try mpirun(2, ["--epochs", "1", "--max-steps", "5", "--checkpoint", ckpt], program: "ddp-mnist")
+        XCTAssertEqual(first.status, 0, first.output)
+        XCTAssertTrue(first.output.contains("epoch 1/1"), first.output)
+        let saved = try torch.load(ckpt)
+        XCTAssertEqual(saved["epoch"]?.intValue, 1)
+        let keys = try saved["model_state_dict"]!.stateDict().keys
+        XCTAssertEqual(keys.first, "layer1.0.weight", "saved without DDP's module. prefix")
+        let second = try mpirun(1, ["--epochs", "2", "--max-steps", "5", "--checkpoint", ckpt], program: "ddp-mnist")
+        XCTAssertEqual(second.status, 0, second.output)
+        XCTAssertTrue(second.output.contains("resumed from \(ckpt) after epoch 1 (saved by 2 processes, now 1)"), second.output)
+        XCTAssertTrue(second.output.contains("epoch 2/2"), second.output)
+        XCTAssertFalse(second.output.contains("epoch 1/2"), second.output)
     }
 
     // MARK: Failures end the job, never hang

@@ -130,6 +130,14 @@ extension dist {
     /// Whether the MPI backend can be used here (a libmpi can be loaded); PyTorch's `is_mpi_available()`.
     public static func isMPIAvailable() -> Bool { MPIRuntime.isLoadable }
 
+    /// The MPI library in use, as `MPI_Get_library_version` reports it (first line), e.g.
+    /// "Open MPI v4.1.4, package: Debian OpenMPI, ...". A SwiftTorch addition; nil before
+    /// `initProcessGroup`.
+    public static func mpiLibraryVersion() -> String? {
+        guard isInitialized() else { return nil }
+        return MPIRuntime.libraryVersion.split(separator: "\n").first.map(String.init)
+    }
+
     /// This process's rank in `group` (default: the world).
     public static func getRank(group: ProcessGroup? = nil) -> Int { resolve(group, "getRank").rank }
 
