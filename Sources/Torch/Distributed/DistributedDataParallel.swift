@@ -67,11 +67,7 @@ extension nn.parallel {
                                       firstBucketBytes: Swift.min(cap, 1_048_576))
             super.init()
             training = module.training
-            try torch.noGrad {
-                for t in module.parameters() as [Tensor] + module.buffers() {
-                    try dist.broadcast(t, src: 0, group: ownGroup)
-                }
-            }
+            try broadcastCoalesced(module.parameters() as [Tensor] + module.buffers(), group: ownGroup)
         }
 
         /// Runs the wrapped module. With grad mode on (and outside `noSync`), first broadcasts rank 0's
@@ -86,7 +82,7 @@ extension nn.parallel {
             }
             if broadcastBuffers && requireForwardParamSync {
                 do {
-                    try torch.noGrad { for b in module.buffers() { try dist.broadcast(b, src: 0, group: ownGroup) } }
+                    try broadcastCoalesced(module.buffers(), group: ownGroup)
                 } catch {
                     MPIRuntime.abortJob("[rank \(ownGroup.rank)] DistributedDataParallel: broadcasting buffers failed: \(error)")
                 }
@@ -110,6 +106,29 @@ extension nn.parallel {
             requireSync = false
             defer { requireSync = old }
             return try body()
+        }
+    }
+}
+
+/// Broadcasts `tensors` from rank 0 with one call per dtype (PyTorch's `_broadcast_coalesced`): the
+/// tensors are packed into a flat buffer, broadcast, and unpacked on the other ranks.
+func broadcastCoalesced(_ tensors: [Tensor], group: dist.ProcessGroup) throws {
+    var byType: [DType: [Tensor]] = [:]
+    var order: [DType] = []
+    for t in tensors where t.numel > 0 {
+        if byType[t.dtype] == nil { order.append(t.dtype) }
+        byType[t.dtype, default: []].append(t)
+    }
+    for dtype in order {
+        let ts = byType[dtype]!
+        let flat = torch.noGrad { torch.cat(ts.map { $0.detach().reshape([-1]) }) }
+        try dist.broadcast(flat, src: 0, group: group)
+        guard group.rank != 0 else { continue }
+        var offset = 0
+        for t in ts {
+            copyKernel(from: flat.narrow(0, offset, t.numel).view(t.shape), into: t)
+            t.storage.bumpVersion()
+            offset += t.numel
         }
     }
 }
