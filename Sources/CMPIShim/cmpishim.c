@@ -24,6 +24,7 @@ struct stmpi_dispatch {
     int (*allreduce)(const void *, void *, int, int, int, stmpi_comm);
     int (*iallreduce)(const void *, void *, int, int, int, stmpi_comm, stmpi_request *);
     int (*bcast)(void *, int, int, int, stmpi_comm);
+    int (*ibcast)(void *, int, int, int, stmpi_comm, stmpi_request *);
     int (*reduce)(const void *, void *, int, int, int, int, stmpi_comm);
     int (*allgather)(const void *, int, void *, int, stmpi_comm);
     int (*reduce_scatter_block)(const void *, void *, int, int, int, stmpi_comm);
@@ -150,6 +151,9 @@ int stmpi_iallreduce(const void *s, void *r, int n, int dt, int op, stmpi_comm c
     return D->iallreduce(s, r, n, dt, op, c, req);
 }
 int stmpi_bcast(void *b, int n, int dt, int root, stmpi_comm c) { return D->bcast(b, n, dt, root, c); }
+int stmpi_ibcast(void *b, int n, int dt, int root, stmpi_comm c, stmpi_request *req) {
+    return D->ibcast(b, n, dt, root, c, req);
+}
 int stmpi_reduce(const void *s, void *r, int n, int dt, int op, int root, stmpi_comm c) {
     return D->reduce(s, r, n, dt, op, root, c);
 }

@@ -61,6 +61,7 @@ int stmpi_allreduce(const void *sendbuf, void *recvbuf, int count, int dtype, in
 int stmpi_iallreduce(const void *sendbuf, void *recvbuf, int count, int dtype, int op, stmpi_comm comm,
                      stmpi_request *req);
 int stmpi_bcast(void *buf, int count, int dtype, int root, stmpi_comm comm);
+int stmpi_ibcast(void *buf, int count, int dtype, int root, stmpi_comm comm, stmpi_request *req);
 /// `sendbuf` NULL means MPI_IN_PLACE (only meaningful on the root).
 int stmpi_reduce(const void *sendbuf, void *recvbuf, int count, int dtype, int op, int root, stmpi_comm comm);
 int stmpi_allgather(const void *sendbuf, int count, void *recvbuf, int dtype, stmpi_comm comm);

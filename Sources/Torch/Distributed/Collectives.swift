@@ -19,8 +19,7 @@ extension dist {
         let b = StagedBuffer(tensor, op: "allReduce", reducing: true)
         let mpiOp = op.mpiOp(for: tensor.dtype)
         return try g.run("allReduce", async: async, {
-            try MPIRuntime.check(stmpi_allreduce(nil, b.pointer, b.count, Int32(b.mpiType.rawValue),
-                                                 Int32(mpiOp.rawValue), g.comm), "allReduce")
+            try MPIWait.allReduce(b.pointer, count: b.count, type: b.mpiType, op: mpiOp, comm: g.comm, name: "allReduce")
         }, finish: {
             if op == .avg { b.divide(by: g.size) }
             b.writeBack()
@@ -35,7 +34,7 @@ extension dist {
         checkRank(src, g, "broadcast", "src")
         let b = StagedBuffer(tensor, op: "broadcast", reducing: false, copyIn: g.rank == src)
         return try g.run("broadcast", async: async, {
-            try MPIRuntime.check(stmpi_bcast(b.pointer, b.count, Int32(b.mpiType.rawValue), Int32(src), g.comm), "broadcast")
+            try MPIWait.broadcast(b.pointer, count: b.count, type: b.mpiType, root: Int32(src), comm: g.comm, name: "broadcast")
         }, finish: { if g.rank != src { b.writeBack() } })
     }
 

@@ -1,5 +1,4 @@
 import CMPIShim
-import Glibc
 
 /// DDP's gradient averaging: the parameters' gradients are laid out in buckets (reverse parameter
 /// order, ~`bucketCap` bytes each, the first one small so communication starts early, one dtype
@@ -138,39 +137,21 @@ final class GradientReducer {
     /// Starts the all-reduce of `bucket`: on the communication thread, except the last bucket,
     /// which backward would wait for at once anyway and so runs on this thread (no hand-off).
     private func launch(_ bucket: Bucket, index: Int) {
-        let flat = bucket.flat, comm = group.comm, pollMicros = GradientReducer.pollMicros
+        let flat = bucket.flat, comm = group.comm
         precondition(flat.dtype == .float32 || flat.dtype == .float64,
                      "DistributedDataParallel: gradients of dtype \(flat.dtype) are not supported (float32 and float64 are)")
         precondition(flat.numel <= Int(Int32.max), "DistributedDataParallel: bucket of \(flat.numel) elements is too large; lower bucketCapMB")
-        let type = Int32((flat.dtype == .float64 ? STMPI_DOUBLE : STMPI_FLOAT).rawValue)
-        let count = Int32(flat.numel), sum = Int32(STMPI_SUM.rawValue)
-        let isLast = index == buckets.count - 1
+        let type = flat.dtype == .float64 ? STMPI_DOUBLE : STMPI_FLOAT
+        let count = Int32(flat.numel)
+        let name = "allReduce (DistributedDataParallel gradient bucket \(index))"
         do {
-            bucket.work = try group.run("allReduce (DistributedDataParallel gradient bucket \(index))", async: !isLast, {
-                if pollMicros > 0 && !isLast {
-                    // Nonblocking all-reduce polled with sleeps: the communication thread then
-                    // leaves the core to backward instead of spinning inside MPI while it waits.
-                    var req: stmpi_request = 0, flag: Int32 = 0
-                    try MPIRuntime.check(stmpi_iallreduce(nil, flat.rawPointer, count, type, sum, comm, &req), "allReduce")
-                    while flag == 0 {
-                        try MPIRuntime.check(stmpi_test(&req, &flag, nil), "allReduce")
-                        if flag == 0 { usleep(pollMicros) }
-                    }
-                } else {
-                    try MPIRuntime.check(stmpi_allreduce(nil, flat.rawPointer, count, type, sum, comm), "allReduce")
-                }
+            bucket.work = try group.run(name, async: index != buckets.count - 1, {
+                try MPIWait.allReduce(flat.rawPointer, count: count, type: type, op: STMPI_SUM, comm: comm, name: name)
             })
         } catch {
             fail(error)
         }
     }
-
-    /// SWIFTTORCH_DDP_POLL_US: when set above 0, buckets on the communication thread use
-    /// MPI_Iallreduce polled every that many microseconds instead of a blocking MPI_Allreduce.
-    static let pollMicros: UInt32 = {
-        guard let v = getenv("SWIFTTORCH_DDP_POLL_US"), let n = UInt32(String(cString: v)) else { return 0 }
-        return n
-    }()
 
     /// Waits for every bucket, writes the averages into `.grad`, and resets for the next iteration.
     private func finish() {

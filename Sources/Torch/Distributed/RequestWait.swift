@@ -1,0 +1,58 @@
+import CMPIShim
+import Glibc
+
+/// How `dist` waits for the all-reduces and broadcasts on its hot paths (DDP's buckets and buffers,
+/// `allReduce`, `broadcast`), chosen with SWIFTTORCH_MPI_WAIT:
+///
+/// - `poll` (default): the nonblocking MPI call, then `MPI_Test` in a loop that spins for 50 µs,
+///   then also yields the core (`sched_yield`) until 1 ms, then sleeps 50 µs between tests. On
+///   dedicated cores this is as quick as MPI's own spinning wait; on a shared or oversubscribed
+///   machine the waiting rank stops burning the core its peer (or its own backward) needs.
+/// - `block`: MPI's blocking calls (`MPI_Allreduce`, `MPI_Bcast`), which spin inside MPI.
+enum MPIWait {
+    static let polling: Bool = {
+        guard let v = getenv("SWIFTTORCH_MPI_WAIT") else { return true }
+        return String(cString: v) != "block"
+    }()
+
+    /// Waits for `req` as described above; throws when MPI reports an error.
+    static func wait(_ req: inout stmpi_request, _ op: @autoclosure () -> String) throws {
+        var flag: Int32 = 0
+        var start = 0.0
+        var spins = 0
+        while true {
+            try MPIRuntime.check(stmpi_test(&req, &flag, nil), op())
+            if flag != 0 { return }
+            spins += 1
+            if spins < 64 { continue }                       // a few tests before reading the clock
+            if start == 0 { start = Watchdog.now(); continue }
+            let waited = Watchdog.now() - start
+            if waited < 50e-6 { continue }
+            if waited < 1e-3 { sched_yield() } else { usleep(50) }
+        }
+    }
+
+    /// In-place all-reduce of `count` elements at `buffer` on `comm`.
+    static func allReduce(_ buffer: UnsafeMutableRawPointer, count: Int32, type: stmpi_dtype_t, op: stmpi_op_t,
+                          comm: stmpi_comm, name: @autoclosure () -> String) throws {
+        if polling {
+            var req: stmpi_request = 0
+            try MPIRuntime.check(stmpi_iallreduce(nil, buffer, count, Int32(type.rawValue), Int32(op.rawValue), comm, &req), name())
+            try wait(&req, name())
+        } else {
+            try MPIRuntime.check(stmpi_allreduce(nil, buffer, count, Int32(type.rawValue), Int32(op.rawValue), comm), name())
+        }
+    }
+
+    /// Broadcast of `count` elements at `buffer` from `root` on `comm`.
+    static func broadcast(_ buffer: UnsafeMutableRawPointer, count: Int32, type: stmpi_dtype_t, root: Int32,
+                          comm: stmpi_comm, name: @autoclosure () -> String) throws {
+        if polling {
+            var req: stmpi_request = 0
+            try MPIRuntime.check(stmpi_ibcast(buffer, count, Int32(type.rawValue), root, comm, &req), name())
+            try wait(&req, name())
+        } else {
+            try MPIRuntime.check(stmpi_bcast(buffer, count, Int32(type.rawValue), root, comm), name())
+        }
+    }
+}
