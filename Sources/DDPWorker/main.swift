@@ -5,7 +5,7 @@
 //   mpirun -np 2 .build/release/ddp-worker ddp-features
 //   mpirun -np 2 .build/release/ddp-worker fail-exit | fail-throw | fail-hang <timeout s>
 //   mpirun -np 2 .build/release/ddp-worker bench-allreduce [maxMB]
-//   mpirun -np 1|2 .build/release/ddp-worker bench-ddp mlp|resnet18 [steps]
+//   mpirun -np 1|2 .build/release/ddp-worker bench-ddp mlp|resnet18 [steps] [local]
 //
 // Results are printed as `RESULT key=value ...` lines by rank 0; failed checks as `FAIL ...`
 // lines, with a non-zero exit status.

@@ -41,7 +41,8 @@ final class DistributedTests: XCTestCase {
     }
 
     /// Runs `mpirun -np <np> <program> <args>` (program: a built product) with a wall-clock limit.
-    func mpirun(_ np: Int, _ args: [String], program: String = "ddp-worker", limit: Double = 300) throws -> Run {
+    func mpirun(_ np: Int, _ args: [String], program: String = "ddp-worker", limit: Double = 300,
+                environment: [String: String] = [:]) throws -> Run {
         guard let mpirun = Self.findExecutable("mpirun") ?? Self.findExecutable("mpiexec") else {
             throw XCTSkip("mpirun not found: install Open MPI (apt-get install openmpi-bin libopenmpi-dev) to run the distributed tests")
         }
@@ -58,6 +59,7 @@ final class DistributedTests: XCTestCase {
         var env = ProcessInfo.processInfo.environment
         env["OMPI_MCA_rmaps_base_oversubscribe"] = "1"
         env["SWIFT_BACKTRACE"] = "enable=no"
+        env.merge(environment) { $1 }
         p.environment = env
         let out = Pipe()
         p.standardOutput = out
@@ -93,6 +95,13 @@ final class DistributedTests: XCTestCase {
         let r = try XCTUnwrap(run.result("collectives"), run.output)
         XCTAssertEqual(r["failures"], "0")
         XCTAssertGreaterThan(Int(r["checks"]!)!, 1000)
+    }
+
+    /// The same checks with MPI's blocking calls instead of the polled nonblocking ones.
+    func testCollectivesWithMPIsBlockingWaits() throws {
+        let run = try mpirun(2, ["collectives"], environment: ["SWIFTTORCH_MPI_WAIT": "block"])
+        XCTAssertEqual(run.status, 0, run.output)
+        XCTAssertEqual(run.result("collectives")?["failures"], "0", run.output)
     }
 
     func testCollectivesWithThreeRanks() throws {
