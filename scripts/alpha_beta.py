@@ -6,8 +6,9 @@ predicts the time of an all-reduce on more ranks.
 
 Ring all-reduce of n bytes on p ranks: T(p, n) = 2 (p - 1) alpha + 2 (p - 1) / p * n * beta
 (a reduce-scatter then an all-gather; beta also absorbs the reduction arithmetic). With p = 2 the
-measurements give T = 2 alpha + n beta, a straight line fitted by least squares (weighted by 1/T so
-small and large messages count alike). Pure Python, no NumPy needed.
+measurements give T = 2 alpha + n beta: alpha from the smallest message (pure latency), beta as the
+least-squares slope through the messages of 1 MiB and more (pure bandwidth; the sizes in between sit
+in the caches and fit neither). Pure Python, no NumPy needed.
 """
 import re
 import sys
@@ -23,13 +24,10 @@ def main():
             pts.append((int(m.group(1)), float(m.group(4)) * 1e-6))
     if len(pts) < 2:
         sys.exit("no RESULT allreduce lines on stdin")
-    # T = a + b * n with a = 2 (p-1) alpha, b = 2 (p-1)/p beta; weighted least squares, weights 1/T^2.
-    sw = swx = swy = swxx = swxy = 0.0
-    for n, t in pts:
-        w = 1.0 / (t * t)
-        sw += w; swx += w * n; swy += w * t; swxx += w * n * n; swxy += w * n * t
-    b = (sw * swxy - swx * swy) / (sw * swxx - swx * swx)
-    a = (swy - b * swx) / sw
+    pts.sort()
+    a = pts[0][1]                                   # 2 (p - 1) alpha, from the smallest message
+    big = [(n, t - a) for n, t in pts if n >= 1 << 20]
+    b = sum(n * t for n, t in big) / sum(n * n for n, _ in big)   # slope through the origin
     p = world
     alpha = a / (2 * (p - 1))
     beta = b / (2 * (p - 1) / p)
