@@ -14,6 +14,15 @@ import Glibc
 /// and Open MPI's blocking algorithms measured twice as fast as its nonblocking ones (64 MB, 2 ranks).
 enum MPIWait {
     static let pollingLimitBytes = 32 << 20
+    /// How long the poll loop only spins, then spins and yields, before it sleeps (seconds);
+    /// SWIFTTORCH_MPI_SPIN_US and SWIFTTORCH_MPI_YIELD_US override the 50 µs and 1 ms defaults.
+    static let spinSeconds = microseconds("SWIFTTORCH_MPI_SPIN_US", default: 50)
+    static let yieldSeconds = microseconds("SWIFTTORCH_MPI_YIELD_US", default: 1000)
+
+    private static func microseconds(_ name: String, default value: Double) -> Double {
+        guard let v = getenv(name), let us = Double(String(cString: v)), us >= 0 else { return value * 1e-6 }
+        return us * 1e-6
+    }
 
     static let polling: Bool = {
         guard let v = getenv("SWIFTTORCH_MPI_WAIT") else { return true }
@@ -32,8 +41,8 @@ enum MPIWait {
             if spins < 64 { continue }                       // a few tests before reading the clock
             if start == 0 { start = Watchdog.now(); continue }
             let waited = Watchdog.now() - start
-            if waited < 50e-6 { continue }
-            if waited < 1e-3 { sched_yield() } else { usleep(50) }
+            if waited < spinSeconds { continue }
+            if waited < yieldSeconds { sched_yield() } else { usleep(50) }
         }
     }
 
