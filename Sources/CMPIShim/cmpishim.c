@@ -21,6 +21,7 @@ struct stmpi_dispatch {
     int (*comm_free)(stmpi_comm);
     int (*comm_set_errors_return)(stmpi_comm);
     int (*barrier)(stmpi_comm);
+    int (*ibarrier)(stmpi_comm, stmpi_request *);
     int (*allreduce)(const void *, void *, int, int, int, stmpi_comm);
     int (*iallreduce)(const void *, void *, int, int, int, stmpi_comm, stmpi_request *);
     int (*bcast)(void *, int, int, int, stmpi_comm);
@@ -146,6 +147,7 @@ int stmpi_comm_dup(stmpi_comm c, stmpi_comm *out) { return D->comm_dup(c, out); 
 int stmpi_comm_free(stmpi_comm c) { return D->comm_free(c); }
 int stmpi_comm_set_errors_return(stmpi_comm c) { return D->comm_set_errors_return(c); }
 int stmpi_barrier(stmpi_comm c) { return D->barrier(c); }
+int stmpi_ibarrier(stmpi_comm c, stmpi_request *req) { return D->ibarrier(c, req); }
 int stmpi_allreduce(const void *s, void *r, int n, int dt, int op, stmpi_comm c) { return D->allreduce(s, r, n, dt, op, c); }
 int stmpi_iallreduce(const void *s, void *r, int n, int dt, int op, stmpi_comm c, stmpi_request *req) {
     return D->iallreduce(s, r, n, dt, op, c, req);

@@ -99,9 +99,11 @@ final class DistributedTests: XCTestCase {
 
     /// The same checks with MPI's blocking calls instead of the polled nonblocking ones.
     func testCollectivesWithMPIsBlockingWaits() throws {
-        let run = try mpirun(2, ["collectives"], environment: ["SWIFTTORCH_MPI_WAIT": "block"])
-        XCTAssertEqual(run.status, 0, run.output)
-        XCTAssertEqual(run.result("collectives")?["failures"], "0", run.output)
+        for mode in ["block", "barrier"] {
+            let run = try mpirun(2, ["collectives"], environment: ["SWIFTTORCH_MPI_WAIT": mode])
+            XCTAssertEqual(run.status, 0, run.output)
+            XCTAssertEqual(run.result("collectives")?["failures"], "0", "\(mode): \(run.output)")
+        }
     }
 
     func testCollectivesWithThreeRanks() throws {

@@ -56,6 +56,7 @@ int stmpi_comm_free(stmpi_comm comm);
 int stmpi_comm_set_errors_return(stmpi_comm comm);
 
 int stmpi_barrier(stmpi_comm comm);
+int stmpi_ibarrier(stmpi_comm comm, stmpi_request *req);
 /// `sendbuf` NULL means MPI_IN_PLACE (the data is in `recvbuf`).
 int stmpi_allreduce(const void *sendbuf, void *recvbuf, int count, int dtype, int op, stmpi_comm comm);
 int stmpi_iallreduce(const void *sendbuf, void *recvbuf, int count, int dtype, int op, stmpi_comm comm,

@@ -9,6 +9,7 @@ import Glibc
 ///   dedicated cores this is as quick as MPI's own spinning wait; on a shared or oversubscribed
 ///   machine the waiting rank stops burning the core its peer (or its own backward) needs.
 /// - `block`: MPI's blocking calls (`MPI_Allreduce`, `MPI_Bcast`), which spin inside MPI.
+/// - `barrier`: a polled `MPI_Ibarrier`, then the blocking call.
 ///
 /// Buffers of 32 MiB and more always use the blocking calls: there the time goes into moving data,
 /// and Open MPI's blocking algorithms measured twice as fast as its nonblocking ones (64 MB, 2 ranks).
@@ -24,10 +25,26 @@ enum MPIWait {
         return us * 1e-6
     }
 
-    static let polling: Bool = {
-        guard let v = getenv("SWIFTTORCH_MPI_WAIT") else { return true }
-        return String(cString: v) != "block"
+    enum Mode { case poll, block, barrier }
+    /// SWIFTTORCH_MPI_WAIT: `poll` (default), `block`, or `barrier`: a polled `MPI_Ibarrier` (so a
+    /// late peer is waited for without spinning), then the blocking call with every rank present.
+    static let mode: Mode = {
+        guard let v = getenv("SWIFTTORCH_MPI_WAIT") else { return .poll }
+        switch String(cString: v) {
+        case "block": return .block
+        case "barrier": return .barrier
+        default: return .poll
+        }
     }()
+    static var polling: Bool { mode == .poll }
+
+    /// With `barrier`: waits, polling, until every rank of `comm` has arrived.
+    static func meetPeers(_ comm: stmpi_comm, _ name: @autoclosure () -> String) throws {
+        guard mode == .barrier else { return }
+        var req: stmpi_request = 0
+        try MPIRuntime.check(stmpi_ibarrier(comm, &req), name())
+        try wait(&req, name())
+    }
 
     /// Waits for `req` as described above; throws when MPI reports an error.
     static func wait(_ req: inout stmpi_request, _ op: @autoclosure () -> String) throws {
@@ -54,6 +71,7 @@ enum MPIWait {
             try MPIRuntime.check(stmpi_iallreduce(nil, buffer, count, Int32(type.rawValue), Int32(op.rawValue), comm, &req), name())
             try wait(&req, name())
         } else {
+            try meetPeers(comm, name())
             try MPIRuntime.check(stmpi_allreduce(nil, buffer, count, Int32(type.rawValue), Int32(op.rawValue), comm), name())
         }
     }
@@ -66,6 +84,7 @@ enum MPIWait {
             try MPIRuntime.check(stmpi_ibcast(buffer, count, Int32(type.rawValue), root, comm, &req), name())
             try wait(&req, name())
         } else {
+            try meetPeers(comm, name())
             try MPIRuntime.check(stmpi_bcast(buffer, count, Int32(type.rawValue), root, comm), name())
         }
     }
