@@ -25,6 +25,8 @@ let package = Package(
         .library(name: "TorchVision", targets: ["TorchVision"]),
         .executable(name: "swifttorch", targets: ["SwiftTorchCLI"]),
         .executable(name: "Benchmarks", targets: ["Benchmarks"]),
+        .executable(name: "ddp-worker", targets: ["DDPWorker"]),
+        .executable(name: "ddp-mnist", targets: ["ddp-mnist"]),
     ] + examples.map { .executable(name: $0.name, targets: [$0.name]) },
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -32,7 +34,9 @@ let package = Package(
     ],
     targets: [
         .target(name: "CTorchKernels"),
-        .target(name: "Torch", dependencies: ["CTorchKernels"], swiftSettings: swift5),
+        // libmpi bound at run time (dlopen) for `dist`: the package builds and tests without MPI.
+        .target(name: "CMPIShim", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "Torch", dependencies: ["CTorchKernels", "CMPIShim"], swiftSettings: swift5),
         // libpng and libjpeg(-turbo) from the system (Debian: libpng-dev, libjpeg-dev), found with pkg-config.
         .systemLibrary(name: "CLibPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CLibJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg-dev"])]),
@@ -47,8 +51,11 @@ let package = Package(
             resources: [.copy("Resources/digits-images-idx3-ubyte"), .copy("Resources/digits-labels-idx1-ubyte")],
             swiftSettings: swift5
         ),
+        // What the distributed tests and benchmarks run under mpirun (collective checks, DDP equivalence, failures, timings).
+        .executableTarget(name: "DDPWorker", dependencies: ["Torch", "TorchVision", "TutorialModels", "CMPIShim"], swiftSettings: swift5),
+        .executableTarget(name: "ddp-mnist", dependencies: ["Torch", "TorchVision", "TutorialModels"], path: "Examples/DDPMNIST", swiftSettings: swift5),
         .executableTarget(name: "Benchmarks", dependencies: ["Torch", "TorchVision", "TutorialModels"], path: "Benchmarks", swiftSettings: swift5),
-        .testTarget(name: "TorchTests", dependencies: ["Torch", "TutorialModels"], swiftSettings: swift5),
+        .testTarget(name: "TorchTests", dependencies: ["Torch", "TutorialModels", "DDPWorker"], swiftSettings: swift5),
         .testTarget(name: "TorchVisionTests", dependencies: ["TorchVision", "Torch", "TutorialModels"], swiftSettings: swift5),
     ] + examples.map {
         .executableTarget(name: $0.name, dependencies: $0.vision ? ["Torch", "TorchVision"] : ["Torch"],

@@ -125,6 +125,7 @@ public final class AccumulateGrad: Node {
                 }
             }
         }
+        for h in variable.postAccumulateGradHooks { h.hook(variable) }
         return []
     }
 }

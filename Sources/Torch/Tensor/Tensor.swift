@@ -37,6 +37,8 @@ public class Tensor {
     final public internal(set) var retainsGrad = false
     /// Hooks registered with `registerHook`, run on the gradient before it is used.
     final var hooks: [(Tensor) -> Tensor?] = []
+    /// Hooks registered with `registerPostAccumulateGradHook`, run after `.grad` was updated.
+    final var postAccumulateGradHooks: [(id: Int, hook: (Tensor) -> Void)] = []
     /// The tensor this one is a view of (nil when it owns its storage alone).
     @exclusivity(unchecked) final var viewBase: Tensor?
     /// For a view with autograd history: the storage version when that history was recorded

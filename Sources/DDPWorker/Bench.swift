@@ -1,0 +1,100 @@
+import CMPIShim
+import Foundation
+import Torch
+import TorchVision
+import TutorialModels
+
+/// Wall-clock seconds.
+func now() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+}
+
+/// `dist.allReduce` against MPI's own `MPI_Allreduce` on the same float32 buffer sizes, 1 KB to
+/// `maxMB` MB: per-call time (best of 5 alternating rounds) and the overhead of the Swift layer.
+func runAllReduceBenchmark(_ args: [String]) throws {
+    let maxMB = args.count > 1 ? Double(args[1]) ?? 100 : 100
+    try dist.initProcessGroup(backend: .mpi)
+    let rank = dist.getRank(), world = dist.getWorldSize()
+    let comm = stmpi_comm_world()
+    var sizes = [1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20, 100 << 20]
+    sizes = sizes.filter { Double($0) <= maxMB * 1_048_576 }
+    if rank == 0 { print("bytes        MPI_Allreduce(us)  dist.allReduce(us)  overhead   (world \(world), float32 sum, best of 5 rounds)") }
+    for bytes in sizes {
+        let n = bytes / 4
+        let t = torch.zeros(n)
+        let raw = UnsafeMutablePointer<Float>.allocate(capacity: n)
+        raw.initialize(repeating: 0, count: n)
+        defer { raw.deallocate() }
+        func rawOnce() { _ = stmpi_allreduce(nil, raw, Int32(n), Int32(STMPI_FLOAT.rawValue), Int32(STMPI_SUM.rawValue), comm) }
+        for _ in 0..<3 { rawOnce(); try dist.allReduce(t) }
+        // Iterations for ~0.2 s per block, agreed on by all ranks.
+        try dist.barrier()
+        let t0 = now()
+        rawOnce()
+        let probe = torch.tensor([max(1.0, min(2000.0, 0.2 / max(now() - t0, 1e-6)))])
+        try dist.allReduce(probe, op: .min)
+        let iters = Int(probe.item())
+        var bestRaw = Double.infinity, bestDist = Double.infinity
+        for _ in 0..<5 {
+            try dist.barrier()
+            var s = now()
+            for _ in 0..<iters { rawOnce() }
+            bestRaw = min(bestRaw, (now() - s) / Double(iters))
+            try dist.barrier()
+            s = now()
+            for _ in 0..<iters { try dist.allReduce(t) }
+            bestDist = min(bestDist, (now() - s) / Double(iters))
+        }
+        let times = torch.tensor([bestRaw, bestDist], dtype: .float64)
+        try dist.allReduce(times, op: .max)
+        let r = times.toArray(as: Double.self)
+        if rank == 0 {
+            let pad = { (s: String, w: Int) in String(repeating: " ", count: max(0, w - s.count)) + s }
+            print(pad("\(bytes)", 10), pad(String(format: "%.1f", r[0] * 1e6), 18), pad(String(format: "%.1f", r[1] * 1e6), 19),
+                  pad(String(format: "%+.1f%%", (r[1] / r[0] - 1) * 100), 10))
+            print("RESULT allreduce bytes=\(bytes) world=\(world) mpiMicros=\(r[0] * 1e6) distMicros=\(r[1] * 1e6)")
+        }
+    }
+    try dist.destroyProcessGroup()
+}
+
+/// Training throughput: tutorial 000's MLP (batch 64 per rank) or ResNet-18 on 3×32×32 (batch 32
+/// per rank), one thread per process. One process trains the bare model; more wrap it in DDP, or,
+/// with `local`, each train a bare model side by side (the same CPU sharing without communication:
+/// the ceiling DDP can reach on a machine shared with other work).
+func runDDPBenchmark(_ args: [String]) throws {
+    let kind = args.count > 1 ? args[1] : "mlp"
+    try dist.initProcessGroup(backend: .mpi)
+    let rank = dist.getRank(), world = dist.getWorldSize()
+    let isMLP = kind == "mlp"
+    let steps = args.count > 2 ? Int(args[2]) ?? (isMLP ? 400 : 20) : (isMLP ? 400 : 20)
+    let warmup = isMLP ? 20 : 3
+    let batch = isMLP ? 64 : 32
+    torch.manualSeed(UInt64(rank))
+    let net: nn.Module = isMLP ? TutorialMLP(784, 300, 100, 10) : models.resnet18(numClasses: 10)
+    let local = args.count > 3 && args[3] == "local"
+    let model: nn.Module = world > 1 && !local ? try DistributedDataParallel(net) : net
+    let opt = optim.SGD(model.parameters(), lr: 0.01, momentum: 0.9)
+    let shape = isMLP ? [batch, 784] : [batch, 3, 32, 32]
+    let batches = (0..<4).map { _ in (torch.randn(shape), torch.randint(10, [batch])) }
+    func step(_ i: Int) {
+        let (x, y) = batches[i % batches.count]
+        opt.zeroGrad()
+        F.crossEntropy(model(x), y).backward()
+        opt.step()
+    }
+    for i in 0..<warmup { step(i) }
+    try dist.barrier()
+    let t0 = now()
+    for i in 0..<steps { step(i) }
+    try dist.barrier()
+    let seconds = now() - t0
+    if rank == 0 {
+        let sps = Double(world * batch * steps) / seconds
+        print("RESULT bench-ddp model=\(kind) world=\(world) ddp=\(world > 1 && !local) batchPerRank=\(batch) steps=\(steps) seconds=\(String(format: "%.3f", seconds)) "
+              + "samplesPerSec=\(String(format: "%.1f", sps)) msPerStep=\(String(format: "%.2f", seconds / Double(steps) * 1000))")
+    }
+    try dist.destroyProcessGroup()
+}

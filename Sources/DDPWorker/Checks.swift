@@ -1,0 +1,40 @@
+import Foundation
+import Torch
+
+/// Collects failed checks; `finish` prints them and exits non-zero when any failed.
+final class CheckLog {
+    var failures: [String] = []
+    var count = 0
+
+    func expect(_ ok: Bool, _ message: @autoclosure () -> String) {
+        count += 1
+        if !ok { failures.append(message()) }
+    }
+
+    /// Compares `got`'s elements with `want` (absolute tolerance `tol`) and its shape with `shape`.
+    func expectValues(_ got: Tensor, _ want: [Double], shape: [Int], tol: Double = 0, _ what: String) {
+        count += 1
+        guard got.shape == shape else {
+            failures.append("\(what): shape \(got.shape), expected \(shape)")
+            return
+        }
+        let g = got.to(.float64).toArray(as: Double.self)
+        for (i, (a, b)) in zip(g, want).enumerated() where !(abs(a - b) <= tol) {
+            failures.append("\(what): element \(i) is \(a), expected \(b)")
+            return
+        }
+    }
+
+    /// Agrees on success across ranks (so every rank exits the same way), prints, exits on failure.
+    func finish(_ label: String) throws {
+        let bad = torch.tensor([Int64(failures.count)])
+        try dist.allReduce(bad, op: .sum)
+        for f in failures.prefix(20) { print("FAIL [rank \(dist.getRank())] \(f)") }
+        if dist.getRank() == 0 {
+            print("RESULT \(label) checks=\(count) failures=\(bad.item(as: Int.self)) world=\(dist.getWorldSize())")
+        }
+        let ok = bad.item(as: Int.self) == 0
+        try dist.destroyProcessGroup()
+        exit(ok ? 0 : 1)
+    }
+}

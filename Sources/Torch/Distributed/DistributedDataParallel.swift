@@ -1,0 +1,137 @@
+extension nn {
+    /// PyTorch's `torch.nn.parallel`.
+    public enum parallel {}
+}
+
+extension nn.parallel {
+    /// Data-parallel training across processes (PyTorch's `DistributedDataParallel`): each rank
+    /// runs the model on its share of the batch, and backward averages the gradients over all
+    /// ranks, so every rank's optimizer takes the same step.
+    ///
+    /// At construction, rank 0's parameters and buffers are broadcast to every rank. Gradients
+    /// are averaged in buckets (25 MB, reverse parameter order) that start their all-reduce from
+    /// autograd hooks as soon as they fill, overlapping communication with the rest of backward.
+    /// State-dict keys carry the `module.` prefix, as in PyTorch.
+    ///
+    /// ```swift
+    /// try dist.initProcessGroup(backend: .mpi)
+    /// let model = try DistributedDataParallel(Net())
+    /// let opt = optim.SGD(model.parameters(), lr: 0.01)
+    /// for (x, y) in loader {                         // loader with a DistributedSampler
+    ///     opt.zeroGrad()
+    ///     F.crossEntropy(model(x), y).backward()     // gradients averaged over the ranks
+    ///     opt.step()
+    /// }
+    /// if dist.getRank() == 0 { try torch.save(model.module.stateDict(), "net.pth") }
+    /// ```
+    public final class DistributedDataParallel: nn.Module {
+        /// The wrapped model.
+        public let module: nn.Module
+        /// Whether `forward` broadcasts rank 0's buffers (BatchNorm statistics) first, in training mode.
+        public let broadcastBuffers: Bool
+        /// Whether `forward` looks for parameters the output does not depend on.
+        public let findUnusedParameters: Bool
+        /// The group the gradients are averaged over (the default group unless one was given).
+        public let processGroup: dist.ProcessGroup
+        let reducer: GradientReducer
+        /// Number of gradient buckets, and the elements in each, in launch order (diagnostics; PyTorch
+        /// logs these as `num_buckets` / `bucket_sizes`).
+        public var bucketSizes: [Int] { reducer.buckets.map { $0.flat.numel } }
+        /// A private copy of `processGroup`'s communicator for the buffers and buckets, so they never
+        /// mix with collectives the program itself issues.
+        private let ownGroup: dist.ProcessGroup
+        private var requireSync = true
+        /// False after a forward inside `noSync` (the next forward then skips the buffer broadcast, as in PyTorch).
+        private var requireForwardParamSync = true
+
+        /// Wraps `module` (collective: every rank constructs it at the same point).
+        ///
+        /// - Parameters:
+        ///   - processGroup: the ranks to average over (default: the default group).
+        ///   - bucketCapMB: bucket size in MiB (PyTorch's default 25; the first bucket is 1 MiB).
+        ///   - broadcastBuffers: broadcast buffers from rank 0 at every training-mode forward.
+        ///   - findUnusedParameters: mark parameters the output does not use as ready after forward.
+        public init(_ module: nn.Module, processGroup: dist.ProcessGroup? = nil, bucketCapMB: Double = 25,
+                    broadcastBuffers: Bool = true, findUnusedParameters: Bool = false) throws {
+            precondition(bucketCapMB > 0, "DistributedDataParallel: bucketCapMB must be positive, got \(bucketCapMB)")
+            let group = dist.resolve(processGroup, "DistributedDataParallel")
+            self.module = module
+            self.processGroup = group
+            self.broadcastBuffers = broadcastBuffers
+            self.findUnusedParameters = findUnusedParameters
+            ownGroup = try group.duplicate()
+            let params = module.parameters().filter { $0.requiresGrad }
+            precondition(!params.isEmpty, "DistributedDataParallel is not needed when a module doesn't have any parameter that requires a gradient.")
+            let cap = Int(bucketCapMB * 1_048_576)
+            reducer = GradientReducer(params: params, group: ownGroup, bucketCapBytes: cap,
+                                      firstBucketBytes: Swift.min(cap, 1_048_576))
+            super.init()
+            training = module.training
+            try broadcastCoalesced(module.parameters() as [Tensor] + module.buffers(), group: ownGroup)
+        }
+
+        /// Runs the wrapped module. With grad mode on (and outside `noSync`), first broadcasts rank 0's
+        /// buffers (when `broadcastBuffers`) and arms the gradient hooks for the coming backward, as
+        /// PyTorch's DDP does (in training and eval mode alike).
+        public override func forward(_ x: Tensor) -> Tensor {
+            let gradEnabled = torch.isGradEnabled()
+            if gradEnabled {
+                reducer.prepareForForward(sync: requireSync)
+            } else {
+                reducer.syncThisIteration = false
+            }
+            if broadcastBuffers && requireForwardParamSync {
+                do {
+                    try broadcastCoalesced(module.buffers(), group: ownGroup)
+                } catch {
+                    MPIRuntime.abortJob("[rank \(ownGroup.rank)] DistributedDataParallel: broadcasting buffers failed: \(error)")
+                }
+            }
+            let output = module(x)
+            if gradEnabled && requireSync && findUnusedParameters { reducer.markUnused(reachableFrom: output) }
+            requireForwardParamSync = gradEnabled && requireSync
+            return output
+        }
+
+        /// Runs `body` without averaging gradients (PyTorch's `no_sync()` context): backward passes
+        /// of forwards inside it only accumulate locally; the first backward after it averages the
+        /// accumulated gradients.
+        ///
+        /// ```swift
+        /// try model.noSync { for (x, y) in microBatches.dropLast() { loss(model(x), y).backward() } }
+        /// loss(model(xLast), yLast).backward()            // averages the sum of all micro-batches
+        /// ```
+        public func noSync<R>(_ body: () throws -> R) rethrows -> R {
+            let old = requireSync
+            requireSync = false
+            defer { requireSync = old }
+            return try body()
+        }
+    }
+}
+
+/// Broadcasts `tensors` from rank 0 with one call per dtype (PyTorch's `_broadcast_coalesced`): the
+/// tensors are packed into a flat buffer, broadcast, and unpacked on the other ranks.
+func broadcastCoalesced(_ tensors: [Tensor], group: dist.ProcessGroup) throws {
+    var byType: [DType: [Tensor]] = [:]
+    var order: [DType] = []
+    for t in tensors where t.numel > 0 {
+        if byType[t.dtype] == nil { order.append(t.dtype) }
+        byType[t.dtype, default: []].append(t)
+    }
+    for dtype in order {
+        let ts = byType[dtype]!
+        let flat = torch.noGrad { torch.cat(ts.map { $0.detach().reshape([-1]) }) }
+        try dist.broadcast(flat, src: 0, group: group)
+        guard group.rank != 0 else { continue }
+        var offset = 0
+        for t in ts {
+            copyKernel(from: flat.narrow(0, offset, t.numel).view(t.shape), into: t)
+            t.storage.bumpVersion()
+            offset += t.numel
+        }
+    }
+}
+
+/// `torch.nn.parallel.DistributedDataParallel`, importable bare (`from torch.nn.parallel import DistributedDataParallel`).
+public typealias DistributedDataParallel = nn.parallel.DistributedDataParallel

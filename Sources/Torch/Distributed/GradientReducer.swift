@@ -1,0 +1,200 @@
+import CMPIShim
+
+/// DDP's gradient averaging: the parameters' gradients are laid out in buckets (reverse parameter
+/// order, ~`bucketCap` bytes each, the first one small so communication starts early, one dtype
+/// per bucket). A post-accumulate-grad hook copies each gradient, pre-divided by the world size,
+/// into its bucket; a complete bucket is all-reduced on the group's communication thread while
+/// backward goes on; when the last bucket is out, the hook waits for all of them and copies the
+/// averages back into `.grad`, so `backward()` returns with averaged gradients as in PyTorch.
+final class GradientReducer {
+    final class Bucket {
+        let flat: Tensor
+        /// Parameter indices in this bucket, with their element offsets in `flat`.
+        var members: [(param: Int, offset: Int)] = []
+        var pending = 0
+        var work: dist.Work?
+        init(numel: Int, dtype: DType) { flat = torch.zeros([numel], dtype: dtype) }
+    }
+
+    let params: [nn.Parameter]
+    let group: dist.ProcessGroup
+    private(set) var buckets: [Bucket] = []
+    /// Bucket and offset of each parameter.
+    private var location: [(bucket: Int, offset: Int)] = []
+    private var marked: [Bool]
+    private var nextToLaunch = 0
+    private var markedCount = 0
+    private let scale: Double
+    private var handles: [TensorHookHandle] = []
+    /// Whether the current iteration's forward ran with synchronisation on (not inside `noSync`).
+    var syncThisIteration = true
+
+    init(params: [nn.Parameter], group: dist.ProcessGroup, bucketCapBytes: Int, firstBucketBytes: Int) {
+        self.params = params
+        self.group = group
+        self.scale = 1.0 / Double(group.size)
+        marked = [Bool](repeating: false, count: params.count)
+        location = [(bucket: Int, offset: Int)](repeating: (0, 0), count: params.count)
+        assignBuckets(capBytes: bucketCapBytes, firstBytes: firstBucketBytes)
+        for (i, p) in params.enumerated() {
+            handles.append(p.registerPostAccumulateGradHook { [unowned self] _ in self.markReady(i) })
+        }
+    }
+
+    deinit { for h in handles { h.remove() } }
+
+    /// PyTorch's bucket assignment: walk the parameters backwards (the order gradients arrive in),
+    /// close a dtype's bucket once it reaches the limit (`firstBytes` for the first bucket).
+    private func assignBuckets(capBytes: Int, firstBytes: Int) {
+        var open: [DType: [Int]] = [:]
+        var openBytes: [DType: Int] = [:]
+        var groups: [[Int]] = []
+        for i in params.indices.reversed() {
+            let p = params[i]
+            open[p.dtype, default: []].append(i)
+            openBytes[p.dtype, default: 0] += p.numel * p.dtype.itemSize
+            let limit = groups.isEmpty ? firstBytes : capBytes
+            if openBytes[p.dtype]! >= limit {
+                groups.append(open[p.dtype]!)
+                open[p.dtype] = nil
+                openBytes[p.dtype] = nil
+            }
+        }
+        // Still-open buckets in order of their first parameter's arrival.
+        groups += open.values.sorted { $0[0] > $1[0] }
+        for members in groups {
+            let numel = members.reduce(0) { $0 + params[$1].numel }
+            let b = Bucket(numel: numel, dtype: params[members[0]].dtype)
+            var offset = 0
+            for i in members {
+                b.members.append((i, offset))
+                location[i] = (buckets.count, offset)
+                offset += params[i].numel
+            }
+            b.pending = members.count
+            buckets.append(b)
+        }
+    }
+
+    /// Called by `forward`: checks the previous iteration's reduction finished.
+    func prepareForForward(sync: Bool) {
+        precondition(markedCount == 0, """
+            DistributedDataParallel: Expected to have finished reduction in the prior iteration before starting a new one. \
+            This error indicates that your module has parameters that were not used in producing loss. You can enable \
+            unused parameter detection by passing `findUnusedParameters: true` to DistributedDataParallel, and by making \
+            sure all `forward` function outputs participate in calculating loss.
+            """)
+        syncThisIteration = sync
+    }
+
+    /// Marks the parameters the autograd graph of `output` does not reach as ready (their
+    /// bucket slots hold zeros), so their buckets still complete (`findUnusedParameters`).
+    func markUnused(reachableFrom output: Tensor) {
+        guard syncThisIteration else { return }
+        var reached = Set<ObjectIdentifier>()
+        var seen = Set<ObjectIdentifier>()
+        var stack: [Node] = output.gradFn.map { [$0] } ?? []
+        if output.gradFn == nil { reached.insert(ObjectIdentifier(output)) }
+        while let n = stack.popLast() {
+            guard seen.insert(ObjectIdentifier(n)).inserted else { continue }
+            if let acc = n as? AccumulateGrad { reached.insert(ObjectIdentifier(acc.variable)) }
+            for e in n.nextEdges { if let c = e.node { stack.append(c) } }
+        }
+        for (i, p) in params.enumerated() where !reached.contains(ObjectIdentifier(p)) {
+            let (b, offset) = location[i]
+            torch.noGrad { _ = buckets[b].flat.narrow(0, offset, p.numel).zero_() }
+            markSlot(i)
+        }
+    }
+
+    /// The post-accumulate-grad hook of parameter `i`.
+    private func markReady(_ i: Int) {
+        guard syncThisIteration else { return }
+        let p = params[i]
+        let (b, offset) = location[i]
+        copyScaled(p.grad!, into: buckets[b].flat, at: offset)
+        markSlot(i)
+    }
+
+    private func markSlot(_ i: Int) {
+        precondition(!marked[i], """
+            DistributedDataParallel: Expected to mark a variable ready only once. This error is caused by a parameter \
+            used twice in backward (reentrant backward, a parameter shared by several DDP models, or backward run \
+            twice on one forward's graph); parameter index \(i), shape \(params[i].shape).
+            """)
+        marked[i] = true
+        markedCount += 1
+        let b = location[i].bucket
+        buckets[b].pending -= 1
+        // Buckets go out strictly in order so every rank issues the same sequence of all-reduces.
+        while nextToLaunch < buckets.count && buckets[nextToLaunch].pending == 0 {
+            launch(buckets[nextToLaunch], index: nextToLaunch)
+            nextToLaunch += 1
+        }
+        if nextToLaunch == buckets.count { finish() }
+    }
+
+    /// Starts the all-reduce of `bucket`: on the communication thread, except the last bucket,
+    /// which backward would wait for at once anyway and so runs on this thread (no hand-off).
+    private func launch(_ bucket: Bucket, index: Int) {
+        let flat = bucket.flat, comm = group.comm
+        precondition(flat.dtype == .float32 || flat.dtype == .float64,
+                     "DistributedDataParallel: gradients of dtype \(flat.dtype) are not supported (float32 and float64 are)")
+        precondition(flat.numel <= Int(Int32.max), "DistributedDataParallel: bucket of \(flat.numel) elements is too large; lower bucketCapMB")
+        let type = flat.dtype == .float64 ? STMPI_DOUBLE : STMPI_FLOAT
+        let count = Int32(flat.numel)
+        let name = "allReduce (DistributedDataParallel gradient bucket \(index))"
+        do {
+            bucket.work = try group.run(name, async: index != buckets.count - 1, {
+                try MPIWait.allReduce(flat.rawPointer, count: count, type: type, op: STMPI_SUM, comm: comm, name: name)
+            })
+        } catch {
+            fail(error)
+        }
+    }
+
+    /// Waits for every bucket, writes the averages into `.grad`, and resets for the next iteration.
+    private func finish() {
+        for bucket in buckets {
+            do { try bucket.work?.wait() } catch { fail(error) }
+            bucket.work = nil
+            for (i, offset) in bucket.members {
+                let p = params[i]
+                let src = bucket.flat.narrow(0, offset, p.numel)
+                if let g = p.grad {
+                    if g.isContiguous && g.dtype == src.dtype {
+                        g.rawPointer.copyMemory(from: src.rawPointer, byteCount: p.numel * p.dtype.itemSize)
+                    } else {
+                        copyKernel(from: src.view(p.shape), into: g)
+                    }
+                    g.storage.bumpVersion()
+                } else {
+                    p.grad = src.view(p.shape).clone()
+                }
+            }
+            bucket.pending = bucket.members.count
+        }
+        for i in marked.indices { marked[i] = false }
+        markedCount = 0
+        nextToLaunch = 0
+    }
+
+    private func fail(_ error: Error) -> Never {
+        MPIRuntime.abortJob("[rank \(group.rank)] DistributedDataParallel: averaging gradients failed: \(error)")
+    }
+
+    /// `dst[offset...] = grad * scale` (flattened).
+    private func copyScaled(_ grad: Tensor, into dst: Tensor, at offset: Int) {
+        let n = grad.numel
+        if grad.isContiguous && grad.dtype == .float32 && dst.dtype == .float32 {
+            let s = Float(scale)
+            let from = grad.pointer(Float.self), to = dst.pointer(Float.self) + offset
+            for j in 0..<n { to[j] = from[j] * s }
+        } else if grad.isContiguous && grad.dtype == .float64 && dst.dtype == .float64 {
+            let from = grad.pointer(Double.self), to = dst.pointer(Double.self) + offset
+            for j in 0..<n { to[j] = from[j] * scale }
+        } else {
+            torch.noGrad { _ = dst.narrow(0, offset, n).copy_((grad.detach() * scale).reshape([n])) }
+        }
+    }
+}

@@ -1,0 +1,168 @@
+import CMPIShim
+
+extension dist {
+    /// The communication backend. Only MPI is built in (see the README's Distributed section for
+    /// where NCCL would slot in).
+    public enum Backend: String, Sendable {
+        /// MPI (Open MPI 4.x or MPICH 3.x/4.x), loaded at run time.
+        case mpi
+    }
+
+    /// A set of ranks that run collectives together (PyTorch's `ProcessGroup`): the world from
+    /// `initProcessGroup`, or a private copy of it such as the one each `DistributedDataParallel`
+    /// uses for its gradient buckets.
+    public final class ProcessGroup: @unchecked Sendable {
+        /// This process's rank in the group.
+        public let rank: Int
+        /// Number of processes in the group.
+        public let size: Int
+        /// How long a blocking call may wait for the other ranks before the job is aborted.
+        public let timeout: Double
+        let comm: stmpi_comm
+        private let ownsComm: Bool
+        private var worker: CommThread?
+        private var destroyed = false
+
+        init(comm: stmpi_comm, ownsComm: Bool, timeout: Double) throws {
+            var r: Int32 = 0, s: Int32 = 0
+            try MPIRuntime.check(stmpi_comm_rank(comm, &r), "getRank")
+            try MPIRuntime.check(stmpi_comm_size(comm, &s), "getWorldSize")
+            self.comm = comm
+            self.ownsComm = ownsComm
+            self.rank = Int(r)
+            self.size = Int(s)
+            self.timeout = timeout
+        }
+
+        /// A new group with the same ranks on a duplicated communicator: its traffic never mixes
+        /// with this group's (collective on every rank).
+        func duplicate() throws -> ProcessGroup {
+            var c: stmpi_comm = 0
+            try Watchdog.shared.guarding("newGroup", timeout: timeout) {
+                try MPIRuntime.check(stmpi_comm_dup(comm, &c), "newGroup")
+            }
+            return try ProcessGroup(comm: c, ownsComm: true, timeout: timeout)
+        }
+
+        /// Whether asynchronous operations can run on their own thread (MPI_THREAD_MULTIPLE).
+        var supportsThreads: Bool { MPIRuntime.threadLevel >= 3 }
+
+        /// Runs `body` (the MPI call and what follows it) now, or, with `async`, on the group's
+        /// communication thread and returns its work. A synchronous call queues behind pending
+        /// asynchronous ones so every rank issues them in the same order.
+        /// `finish` (copying staged results back) runs on the caller's thread: right after a
+        /// synchronous call, in `Work.wait()` for an asynchronous one.
+        func run(_ op: String, async: Bool, _ body: @escaping () throws -> Void,
+                 finish: (() -> Void)? = nil) throws -> Work? {
+            precondition(!destroyed, "dist.\(op): the process group was destroyed")
+            if supportsThreads && (async || (worker?.isBusy ?? false)) {
+                let work = Work(op: op, timeout: timeout)
+                work.finisher = finish
+                communicationThread().submit(work) { [unowned self] in try self.guarded(op, body) }
+                if async { return work }
+                try work.wait()
+                return nil
+            }
+            try guarded(op, body)
+            finish?()
+            return async ? Work.completed(op: op) : nil
+        }
+
+        private func guarded(_ op: String, _ body: () throws -> Void) throws {
+            let token = Watchdog.shared.begin(op, timeout: timeout)
+            defer { Watchdog.shared.end(token) }
+            try body()
+        }
+
+        private func communicationThread() -> CommThread {
+            if let worker { return worker }
+            let t = CommThread(name: "swifttorch-dist-comm")
+            worker = t
+            return t
+        }
+
+        /// Finishes pending work and frees the communicator.
+        func destroy() throws {
+            guard !destroyed else { return }
+            worker?.stop()
+            worker = nil
+            destroyed = true
+            if ownsComm { try MPIRuntime.check(stmpi_comm_free(comm), "destroyProcessGroup") }
+        }
+    }
+
+    nonisolated(unsafe) static var defaultGroup: ProcessGroup?
+
+    /// The group a call uses: `group`, else the default one (a precondition names the call when
+    /// `initProcessGroup` has not run, with PyTorch's message).
+    static func resolve(_ group: ProcessGroup?, _ op: String) -> ProcessGroup {
+        if let group { return group }
+        guard let g = defaultGroup else {
+            preconditionFailure("dist.\(op): Default process group has not been initialized, please make sure to call initProcessGroup.")
+        }
+        return g
+    }
+
+    /// Initialises the default process group (PyTorch's `init_process_group`). Rank and world size
+    /// come from MPI, so this works under `mpirun`, `mpiexec` and Slurm's `srun` (and as a single
+    /// process without a launcher).
+    ///
+    /// ```swift
+    /// try dist.initProcessGroup(backend: .mpi)
+    /// print(dist.getRank(), dist.getWorldSize())
+    /// ```
+    /// - Parameter timeout: how long a collective may wait for the other ranks before the job is
+    ///   aborted with a message naming the call (PyTorch's default: 30 minutes).
+    /// - Throws: `DistributedError.mpiNotFound` when no libmpi can be loaded (the message names
+    ///   the packages to install), `.mpiUnusable`/`.mpiFailed` when MPI cannot start.
+    public static func initProcessGroup(backend: Backend = .mpi, timeout: Duration = .seconds(1800)) throws {
+        precondition(defaultGroup == nil, "dist.initProcessGroup: trying to initialize the default process group twice!")
+        try MPIRuntime.initialize()
+        let c = timeout.components
+        let seconds = Double(c.seconds) + Double(c.attoseconds) * 1e-18
+        precondition(seconds > 0, "dist.initProcessGroup: timeout must be positive, got \(timeout)")
+        defaultGroup = try ProcessGroup(comm: stmpi_comm_world(), ownsComm: false, timeout: seconds)
+    }
+
+    /// Whether the default process group has been initialised.
+    public static func isInitialized() -> Bool { defaultGroup != nil }
+
+    /// Whether the MPI backend can be used here (a libmpi can be loaded); PyTorch's `is_mpi_available()`.
+    public static func isMPIAvailable() -> Bool { MPIRuntime.isLoadable }
+
+    /// The MPI library in use, as `MPI_Get_library_version` reports it (first line), e.g.
+    /// "Open MPI v4.1.4, package: Debian OpenMPI, ...". A SwiftTorch addition; nil before
+    /// `initProcessGroup`.
+    public static func mpiLibraryVersion() -> String? {
+        guard isInitialized() else { return nil }
+        return MPIRuntime.libraryVersion.split(separator: "\n").first.map(String.init)
+    }
+
+    /// This process's rank in `group` (default: the world).
+    public static func getRank(group: ProcessGroup? = nil) -> Int { resolve(group, "getRank").rank }
+
+    /// Number of processes in `group` (default: the world).
+    public static func getWorldSize(group: ProcessGroup? = nil) -> Int { resolve(group, "getWorldSize").size }
+
+    /// The backend of `group` (always `.mpi`).
+    public static func getBackend(group: ProcessGroup? = nil) -> Backend {
+        _ = resolve(group, "getBackend")
+        return .mpi
+    }
+
+    /// Blocks until every rank of `group` has reached this call.
+    @discardableResult
+    public static func barrier(group: ProcessGroup? = nil, async: Bool = false) throws -> Work? {
+        let g = resolve(group, "barrier")
+        return try g.run("barrier", async: async) { try MPIRuntime.check(stmpi_barrier(g.comm), "barrier") }
+    }
+
+    /// Tears down the default process group and finalises MPI (which cannot be started again in
+    /// this process).
+    public static func destroyProcessGroup() throws {
+        let g = resolve(nil, "destroyProcessGroup")
+        try g.destroy()
+        defaultGroup = nil
+        try MPIRuntime.finalize()
+    }
+}

@@ -1,0 +1,99 @@
+import CMPIShim
+import Glibc
+
+/// How `dist` waits for the all-reduces and broadcasts on its hot paths (DDP's buckets and buffers,
+/// `allReduce`, `broadcast`), chosen with SWIFTTORCH_MPI_WAIT:
+///
+/// - `poll` (default): the nonblocking MPI call, then `MPI_Test` in a loop that spins for 50 µs,
+///   then also yields the core (`sched_yield`) until 1 ms, then sleeps 50 µs between tests. On
+///   dedicated cores this is as quick as MPI's own spinning wait; on a shared or oversubscribed
+///   machine the waiting rank stops burning the core its peer (or its own backward) needs.
+/// - `block`: MPI's blocking calls (`MPI_Allreduce`, `MPI_Bcast`), which spin inside MPI.
+/// - `barrier`: a polled `MPI_Ibarrier`, then the blocking call.
+///
+/// Buffers of 32 MiB and more always use the blocking calls: there the time goes into moving data,
+/// and Open MPI's blocking algorithms measured twice as fast as its nonblocking ones (64 MB, 2 ranks).
+enum MPIWait {
+    static let pollingLimitBytes = 32 << 20
+    /// How long the poll loop only spins, then spins and yields, before it sleeps (seconds);
+    /// SWIFTTORCH_MPI_SPIN_US and SWIFTTORCH_MPI_YIELD_US override the 50 µs and 1 ms defaults.
+    static let spinSeconds = microseconds("SWIFTTORCH_MPI_SPIN_US", default: 50)
+    static let yieldSeconds = microseconds("SWIFTTORCH_MPI_YIELD_US", default: 1000)
+
+    private static func microseconds(_ name: String, default value: Double) -> Double {
+        guard let v = getenv(name), let us = Double(String(cString: v)), us >= 0 else { return value * 1e-6 }
+        return us * 1e-6
+    }
+
+    enum Mode { case poll, block, barrier }
+    /// SWIFTTORCH_MPI_WAIT: `poll` (default), `block`, or `barrier`: a polled `MPI_Ibarrier` (so a
+    /// late peer is waited for without spinning), then the blocking call with every rank present.
+    static let mode: Mode = {
+        guard let v = getenv("SWIFTTORCH_MPI_WAIT") else { return .poll }
+        switch String(cString: v) {
+        case "block": return .block
+        case "barrier": return .barrier
+        default: return .poll
+        }
+    }()
+    static var polling: Bool { mode == .poll }
+
+    /// With `barrier`: waits, polling, until every rank of `comm` has arrived.
+    static func meetPeers(_ comm: stmpi_comm, _ name: @autoclosure () -> String) throws {
+        guard mode == .barrier else { return }
+        var req: stmpi_request = 0
+        try MPIRuntime.check(stmpi_ibarrier(comm, &req), name())
+        try wait(&req, name())
+    }
+
+    /// Waits for `req` as described above; throws when MPI reports an error.
+    static func wait(_ req: inout stmpi_request, _ op: @autoclosure () -> String) throws {
+        var flag: Int32 = 0
+        var start = 0.0
+        var spins = 0
+        while true {
+            try MPIRuntime.check(stmpi_test(&req, &flag, nil), op())
+            if flag != 0 { return }
+            spins += 1
+            if spins < 64 { continue }                       // a few tests before reading the clock
+            if start == 0 { start = Watchdog.now(); continue }
+            let waited = Watchdog.now() - start
+            if waited < spinSeconds { continue }
+            if waited < yieldSeconds { sched_yield() } else { usleep(50) }
+        }
+    }
+
+    /// In-place all-reduce of `count` elements at `buffer` on `comm`.
+    static func allReduce(_ buffer: UnsafeMutableRawPointer, count: Int32, type: stmpi_dtype_t, op: stmpi_op_t,
+                          comm: stmpi_comm, name: @autoclosure () -> String) throws {
+        if polling && Int(count) * byteSize(type) < pollingLimitBytes {
+            var req: stmpi_request = 0
+            try MPIRuntime.check(stmpi_iallreduce(nil, buffer, count, Int32(type.rawValue), Int32(op.rawValue), comm, &req), name())
+            try wait(&req, name())
+        } else {
+            try meetPeers(comm, name())
+            try MPIRuntime.check(stmpi_allreduce(nil, buffer, count, Int32(type.rawValue), Int32(op.rawValue), comm), name())
+        }
+    }
+
+    /// Broadcast of `count` elements at `buffer` from `root` on `comm`.
+    static func broadcast(_ buffer: UnsafeMutableRawPointer, count: Int32, type: stmpi_dtype_t, root: Int32,
+                          comm: stmpi_comm, name: @autoclosure () -> String) throws {
+        if polling && Int(count) * byteSize(type) < pollingLimitBytes {
+            var req: stmpi_request = 0
+            try MPIRuntime.check(stmpi_ibcast(buffer, count, Int32(type.rawValue), root, comm, &req), name())
+            try wait(&req, name())
+        } else {
+            try meetPeers(comm, name())
+            try MPIRuntime.check(stmpi_bcast(buffer, count, Int32(type.rawValue), root, comm), name())
+        }
+    }
+
+    static func byteSize(_ type: stmpi_dtype_t) -> Int {
+        switch type {
+        case STMPI_DOUBLE, STMPI_INT64: return 8
+        case STMPI_FLOAT, STMPI_INT32: return 4
+        default: return 1
+        }
+    }
+}
