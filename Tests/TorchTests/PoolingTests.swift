@@ -41,7 +41,7 @@ final class PoolingTests: XCTestCase {
 
     func testPoolingMatchesPyTorch() throws {
         let all = try cases("pool")
-        XCTAssertEqual(all.count, 21)
+        XCTAssertEqual(all.count, 22)
         for c in all {
             let label = "\(c["pool"]!) \(c["dims"]!)d \((c["input"] as! [String: Any])["shape"]!)"
             for layout in ["contiguous", "sliced"] {
