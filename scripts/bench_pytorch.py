@@ -428,6 +428,30 @@ def cnn_epoch_case(s):
     return seconds(measure(s, body))
 
 
+def decode_case(name):
+    """Issue 10's decode target: Pillow decoding one of scikit-image's photos from bytes in memory, ms per image
+    (twin of Benchmarks/VisionCases.swift's decodeCase, which calls io.decodeImage on the same bytes)."""
+    def run(s):
+        import io
+        import os
+        from PIL import Image
+        try:
+            import skimage
+        except ImportError:
+            return skip("scikit-image is not installed (pip install scikit-image)")
+        path = os.path.join(os.path.dirname(skimage.__file__), "data", name)
+        if not os.path.exists(path):
+            return skip(f"scikit-image's {name} not found")
+        data = open(path, "rb").read()
+
+        def body(iters):
+            for _ in range(iters):
+                im = Image.open(io.BytesIO(data))
+                im.load()
+        return millis(measure(s, body))
+    return run
+
+
 def vision_pipeline_case(workers):
     """Issue 10's augmentation pipeline: Fashion-MNIST through ToTensor + Normalize(0.5, 0.5) + RandomCrop(28,
     padding=2) + RandomHorizontalFlip in DataLoader(batch_size=64, shuffle=True, num_workers=workers); one epoch
@@ -499,6 +523,9 @@ CASES = [
     ("vision_pipeline_w0", [1], "Fashion-MNIST epoch through ToTensor+Normalize+RandomCrop(28, padding 2)+RandomHorizontalFlip, "
      "DataLoader batch 64 shuffle, num_workers 0 (img/s)", vision_pipeline_case(0)),
     ("vision_pipeline_w2", [1], "the same pipeline with num_workers 2 (img/s)", vision_pipeline_case(2)),
+    ("decode_png", [1], "decode scikit-image's astronaut.png (512x512 RGB) from memory (ms)", decode_case("astronaut.png")),
+    ("decode_jpeg", [1], "decode scikit-image's hubble_deep_field.jpg (872x1000 RGB) from memory (ms)",
+     decode_case("hubble_deep_field.jpg")),
 ]
 
 
