@@ -64,6 +64,9 @@ struct Train: ParsableCommand {
     @Flag(help: "Print the model summary (torchsummary's table) before training.")
     var summary = false
 
+    @Flag(help: "Data-parallel training on MPI ranks: run as `mpirun -np N swifttorch train --distributed ...`. Each rank trains on its DistributedSampler share of every epoch, gradients are averaged over the ranks after backward, and rank 0 alone prints, logs and writes files.")
+    var distributed = false
+
     func validate() throws {
         if let epochs, epochs <= 0 { throw ValidationError("--epochs must be a positive integer (got \(epochs))") }
         if let lr, !(lr > 0 && lr.isFinite) { throw ValidationError("--lr must be a positive number (got \(lr))") }
@@ -104,6 +107,11 @@ struct Train: ParsableCommand {
             throw ValidationError("--resume '\(resume!)' has already trained \(resumed.epoch) epochs; ask for more with --epochs")
         }
 
+        if distributed {
+            try dist.initProcessGroup(backend: .mpi)
+            // Only rank 0 prints: the others' standard output goes nowhere (their errors still show).
+            if dist.getRank() != 0 { freopen("/dev/null", "w", stdout) }
+        }
         let split = try loadData(data)
         let model = makeModel(kind, hidden: net.hidden.map { try! hiddenSizes($0) }, imageShape: split.imageShape,
                               classes: split.classes, defaultHidden: defaultHidden)
@@ -115,7 +123,10 @@ struct Train: ParsableCommand {
             print(model.module)
         }
 
-        let loader = DataLoader(TensorDataset(split.trainX, split.trainY), batchSize: data.batchSize, shuffle: true)
+        let trainSet = TensorDataset(split.trainX, split.trainY)
+        let sampler = distributed ? DistributedSampler(trainSet, seed: seed) : nil
+        let loader = sampler.map { DataLoader(trainSet, batchSize: data.batchSize, sampler: $0) }
+            ?? DataLoader(trainSet, batchSize: data.batchSize, shuffle: true)
         let opt = makeOptimizer(model.module.parameters())
         let sched = makeScheduler(opt, epochs: nEpochs, stepsPerEpoch: loader.count)
         var startEpoch = 1
@@ -130,7 +141,19 @@ struct Train: ParsableCommand {
             print("resumed from '\(resume!)' after epoch \(resumed.epoch)")
         }
         var trainer = Trainer(model: model, optimizer: opt, scheduler: sched, perBatchScheduler: scheduler == .onecycle)
-        // `--distributed` will configure `trainer` here (see ``Trainer``); only the main process logs and saves.
+        if distributed {
+            // Every rank starts from rank 0's weights and buffers, and averages the gradients of each step.
+            for t in model.module.parameters() + model.module.buffers() { try dist.broadcast(t, src: 0) }
+            trainer.isMainProcess = dist.getRank() == 0
+            trainer.afterBackward = { module in
+                do {
+                    for p in module.parameters() { if let g = p.grad { try dist.allReduce(g, op: .avg) } }
+                } catch {
+                    FileHandle.standardError.write(Data("Error: rank \(dist.getRank()): \(error)\n".utf8))
+                    Foundation.exit(1)
+                }
+            }
+        }
         let writer = trainer.isMainProcess ? try logdir.map { try SummaryWriter(logDir: $0) } : nil
         if let writer, startEpoch == 1 { writer.addGraph(model.module, model.adapt(split.trainX[0..<1])) }
 
@@ -138,8 +161,14 @@ struct Train: ParsableCommand {
         var accuracy = history.last?["test_accuracy"] ?? 0
         for epoch in startEpoch...nEpochs {
             let t0 = Date()
+            sampler?.setEpoch(epoch)
             let bar = ProgressBar(loader, description: "epoch \(epoch)/\(nEpochs)")
-            let trainLoss = trainer.trainEpoch(bar)
+            var trainLoss = trainer.trainEpoch(bar)
+            if distributed {
+                let mean = torch.tensor([trainLoss], dtype: .float64)
+                try dist.allReduce(mean, op: .avg)
+                trainLoss = mean.item()
+            }
             if scheduler != .onecycle { sched?.step() }
             let (testLoss, acc) = trainer.evaluate(split.testX, split.testY, batchSize: Swift.max(data.batchSize, 256))
             accuracy = acc
@@ -167,6 +196,7 @@ struct Train: ParsableCommand {
         }
         if let checkpointPath { print("training state saved to \(checkpointPath) (continue with --resume \(checkpointPath))") }
         print(String(format: "final test accuracy %.4f in %.2f s", accuracy, Date().timeIntervalSince(start)))
+        if distributed { try dist.destroyProcessGroup() }
     }
 
     func makeOptimizer(_ params: [Tensor]) -> optim.Optimizer {
@@ -188,11 +218,9 @@ struct Train: ParsableCommand {
     }
 }
 
-/// One training loop: epochs over a loader and evaluation, with a place for distributed training.
-///
-/// `--distributed` (Sources/Torch/Distributed, in progress) plugs in here: shard the loader with
-/// `DistributedSampler`, set `afterBackward` to all-reduce the gradients, and let only rank 0 log
-/// and save (the caller checks `isMainProcess`).
+/// One training loop: epochs over a loader and evaluation. `--distributed` shards the loader with a
+/// `DistributedSampler`, sets `afterBackward` to average the gradients over the ranks, and lets only rank 0
+/// log and save (the caller checks `isMainProcess`).
 struct Trainer {
     let model: PreparedModel
     let optimizer: optim.Optimizer

@@ -87,6 +87,35 @@ final class DistributedTests: XCTestCase {
         return run
     }
 
+    // MARK: The CLI
+
+    /// `mpirun -np 2 swifttorch train --distributed` on the embedded digits: rank 0 alone prints (each epoch line
+    /// and the final line once), and the checkpoint it writes resumes in a single process.
+    func testCLITrainsDistributedAndResumesInOneProcess() throws {
+        let checkpoint = FileManager.default.temporaryDirectory.appendingPathComponent("swifttorch-dist-\(getpid()).pt").path
+        defer { try? FileManager.default.removeItem(atPath: checkpoint) }
+        let run = try mpirun(2, ["train", "--distributed", "--epochs", "3", "--checkpoint", checkpoint], program: "swifttorch")
+        XCTAssertEqual(run.status, 0, run.output)
+        XCTAssertEqual(run.output.components(separatedBy: "final test accuracy").count - 1, 1, run.output)
+        XCTAssertEqual(run.output.components(separatedBy: "epoch  3/3  loss").count - 1, 1, run.output)
+        let tail = try XCTUnwrap(run.output.components(separatedBy: "final test accuracy ").last)
+        let accuracy = try XCTUnwrap(Double(tail.prefix { $0 != " " }), run.output)
+        XCTAssertGreaterThan(accuracy, 0.8, "3 epochs on 2 ranks")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: checkpoint))
+
+        let resume = Process()
+        resume.executableURL = Self.productsDirectory.appendingPathComponent("swifttorch")
+        resume.arguments = ["train", "--resume", checkpoint, "--epochs", "4"]
+        let out = Pipe()
+        resume.standardOutput = out
+        resume.standardError = FileHandle.nullDevice
+        try resume.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        resume.waitUntilExit()
+        XCTAssertEqual(resume.terminationStatus, 0, text)
+        XCTAssertTrue(text.contains("resumed from") && text.contains("epoch  4/4"), text)
+    }
+
     // MARK: Collectives
 
     func testCollectivesOnEveryDtypeAndLayoutAgainstReferences() throws {
