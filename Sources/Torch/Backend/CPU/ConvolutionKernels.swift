@@ -198,7 +198,7 @@ func col2imAdd<T: ConvElement>(_ col: UnsafePointer<T>, channels: Int, _ g: Conv
 /// How to split a batch of `n` images over the pool: contiguous chunks of images, one per thread, when the
 /// batch has at least two images per thread or the per-image product is too small for the GEMM to split
 /// (below ~0.5M multiply-adds it runs on one thread); otherwise one chunk, the GEMM using the threads.
-private func imageChunks(_ n: Int, macsPerImage: Int) -> Int {
+func imageChunks(_ n: Int, macsPerImage: Int) -> Int {
     let threads = Int(ct_get_num_threads())
     guard threads > 1, n > 1 else { return 1 }
     if n >= 2 * threads || macsPerImage < 1 << 19 { return Swift.min(threads, n) }
@@ -207,7 +207,7 @@ private func imageChunks(_ n: Int, macsPerImage: Int) -> Int {
 
 /// Runs `body(chunk, images)` over `chunks` contiguous ranges of `0..<n`, in parallel when `chunks > 1`.
 @inline(__always)
-private func forEachImageChunk(_ n: Int, chunks: Int, _ body: (Int, Range<Int>) -> Void) {
+func forEachImageChunk(_ n: Int, chunks: Int, _ body: (Int, Range<Int>) -> Void) {
     if chunks <= 1 {
         body(0, 0..<n)
         return
@@ -233,6 +233,17 @@ private func imagesPerGEMM(_ g: ConvGeometry, images: Int) -> Int {
     let wanted = (minGEMMColumns + P - 1) / P
     let fits = Swift.max(1, maxColumnBlockElements / Swift.max(g.colRows * P, 1))
     return Swift.min(wanted, fits, images)
+}
+
+/// The im2col matrices of group `grp` of images `first ..< first + count` side by side in `col`: image i's
+/// columns start at `col + i·P`, the rows are `count·P` apart.
+@inline(__always)
+private func im2colImages<T: ConvElement>(_ x: UnsafePointer<T>, first: Int, count: Int, group grp: Int, _ g: ConvGeometry,
+                                          into col: UnsafeMutablePointer<T>) {
+    let cbg = g.bigChannels / g.groups, P = g.smallPlane
+    for i in 0..<count {
+        im2col(x + ((first + i) * g.bigChannels + grp * cbg) * g.bigPlane, channels: cbg, g, into: col + i * P, ld: count * P)
+    }
 }
 
 /// Runs `body(first, count)` over consecutive blocks of at most `block` images of `images`.
@@ -281,10 +292,7 @@ func convSmallFromBigKernel<T: ConvElement>(_ x: UnsafePointer<T>, _ w: UnsafePo
             forEachImageBlock(images, block: block) { first, count in
                 let ld = count * P
                 for grp in 0..<g.groups {
-                    for i in 0..<count {
-                        im2col(x + ((first + i) * g.bigChannels + grp * cbg) * g.bigPlane, channels: cbg, g,
-                               into: col.pointer + i * P, ld: ld)
-                    }
+                    im2colImages(x, first: first, count: count, group: grp, g, into: col.pointer)
                     if let bias {
                         for r in 0..<csg { (out.pointer + r * ld).update(repeating: bias[grp * csg + r], count: ld) }
                     }
@@ -416,10 +424,7 @@ func convWeightGradKernel<T: ConvElement>(_ y: UnsafePointer<T>, _ x: UnsafePoin
                 for grp in 0..<g.groups {
                     copyImageRows(UnsafeMutablePointer(mutating: y + (first * g.smallChannels + grp * csg) * P),
                                   imageStride: g.smallChannels * P, rows: csg, count: count, plane: P, ys.pointer, toBlock: true)
-                    for i in 0..<count {
-                        im2col(x + ((first + i) * g.bigChannels + grp * cbg) * g.bigPlane, channels: cbg, g,
-                               into: col.pointer + i * P, ld: ld)
-                    }
+                    im2colImages(x, first: first, count: count, group: grp, g, into: col.pointer)
                     T.gemm(csg, K, ld, UnsafePointer(ys.pointer), ld, 1, UnsafePointer(col.pointer), 1, ld, beta: beta,
                            acc + grp * csg * K, K)
                 }

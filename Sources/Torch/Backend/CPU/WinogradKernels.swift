@@ -77,9 +77,8 @@ func winogradConvolution(_ x: UnsafePointer<Float>, _ w: UnsafePointer<Float>, b
     winogradTransformFilters(w, p, into: u.pointer)
     let perImage = p.tilesPerImage
     let imagesPerBlock = Swift.max(1, winogradBlockTiles / perImage)
-    let threads = Int(ct_get_num_threads())
-    let chunks = threads > 1 && n >= 2 * threads ? Swift.min(threads, n) : 1
-    let run = { (images: Range<Int>) in
+    let chunks = imageChunks(n, macsPerImage: 16 * cin * cout * perImage)
+    forEachImageChunk(n, chunks: chunks) { _, images in
         let blockTiles = Swift.min(imagesPerBlock, images.count) * perImage
         let v = ScratchBuffer<Float>(count: 16 * cin * blockTiles), m = ScratchBuffer<Float>(count: 16 * cout * blockTiles)
         let scratch = ScratchBuffer<Float>(count: 24 * (p.tilesW + 1))
@@ -104,13 +103,6 @@ func winogradConvolution(_ x: UnsafePointer<Float>, _ w: UnsafePointer<Float>, b
         scratch.free()
         m.free()
         v.free()
-    }
-    if chunks <= 1 {
-        run(0..<n)
-    } else {
-        parallelFor(chunks, grain: 1) { lo, hi in
-            for c in lo..<hi { run((c * n / chunks)..<((c + 1) * n / chunks)) }
-        }
     }
     u.free()
 }
