@@ -61,6 +61,9 @@ struct Train: ParsableCommand {
     @Option(help: ArgumentHelp("Save the trained model's state dict here at the end (a PyTorch .pt zip file; the folder must exist).", valueName: "path"))
     var save: String?
 
+    @Flag(help: "Augment the training batches: a random crop of the image padded by an eighth of its side (black), and a horizontal flip half the time (torchvision's RandomCrop(size, padding) + RandomHorizontalFlip()). The test split is never augmented.")
+    var augment = false
+
     @Flag(help: "Print the model summary (torchsummary's table) before training.")
     var summary = false
 
@@ -97,7 +100,7 @@ struct Train: ParsableCommand {
         let config = RunConfig(model: kind.name, dataset: data.dataset.description,
                                hidden: kind == .mlp ? (net.hidden.map { try! hiddenSizes($0) } ?? defaultHidden).map(String.init).joined(separator: ",") : "",
                                optimizer: optimizer.rawValue, scheduler: scheduler.rawValue, lr: effectiveLR, momentum: momentum,
-                               weightDecay: effectiveWeightDecay, batchSize: data.batchSize, seed: seed)
+                               weightDecay: effectiveWeightDecay, batchSize: data.batchSize, seed: seed, augment: augment)
         if let resumed, resumed.config != config {
             throw CLIError.badCheckpoint(path: resume!, reason: "was trained with other options; pass "
                 + config.differences(from: resumed.config).joined(separator: ", "))
@@ -141,6 +144,7 @@ struct Train: ParsableCommand {
             print("resumed from '\(resume!)' after epoch \(resumed.epoch)")
         }
         var trainer = Trainer(model: model, optimizer: opt, scheduler: sched, perBatchScheduler: scheduler == .onecycle)
+        if augment { trainer.augmentation = trainAugmentation(split) }
         if distributed {
             // Every rank starts from rank 0's weights and buffers, and averages the gradients of each step.
             for t in model.module.parameters() + model.module.buffers() { try dist.broadcast(t, src: 0) }
@@ -199,6 +203,18 @@ struct Train: ParsableCommand {
         if distributed { try dist.destroyProcessGroup() }
     }
 
+    /// `--augment`: torchvision's `RandomCrop(size, padding: size / 8)` then `RandomHorizontalFlip()`,
+    /// on the normalised batches. The padding is black: the value normalisation gives a 0 pixel,
+    /// which is the training split's minimum for these datasets.
+    func trainAugmentation(_ split: DataSplit) -> transforms.Compose {
+        let (h, w) = (split.imageShape[1], split.imageShape[2])
+        let black = split.trainX.numel > 0 ? split.trainX.min().item() : 0
+        return transforms.Compose([
+            transforms.RandomCrop([h, w], padding: [Swift.max(1, Swift.min(h, w) / 8)], fill: black),
+            transforms.RandomHorizontalFlip(),
+        ])
+    }
+
     func makeOptimizer(_ params: [Tensor]) -> optim.Optimizer {
         switch optimizer {
         case .sgd: return optim.SGD(params, lr: effectiveLR, momentum: momentum, weightDecay: effectiveWeightDecay)
@@ -230,6 +246,8 @@ struct Trainer {
     var afterBackward: ((nn.Module) -> Void)? = nil
     /// Whether this process logs and writes files (rank 0).
     var isMainProcess = true
+    /// `--augment`'s batch transform (random crop + flip), applied to each training batch.
+    var augmentation: transforms.Compose? = nil
     let lossFn = nn.CrossEntropyLoss()
 
     init(model: PreparedModel, optimizer: optim.Optimizer, scheduler: optim.lrScheduler.LRScheduler?, perBatchScheduler: Bool) {
@@ -243,7 +261,10 @@ struct Trainer {
     mutating func trainEpoch<S: Sequence>(_ bar: ProgressBar<S>) -> Double where S.Element == (Tensor, Tensor) {
         model.module.train()
         var total = 0.0, batches = 0
-        for (x, y) in bar {
+        for (batch, y) in bar {
+            let x = augmentation.map { t in
+                t.applyToBatch(batch) ?? torch.stack((0..<batch.size(0)).map { t(batch[$0]) })
+            } ?? batch
             optimizer.zeroGrad()
             let loss = lossFn(model(x), y)
             loss.backward()

@@ -13,6 +13,8 @@ struct RunConfig: Equatable {
     var weightDecay: Double
     var batchSize: Int
     var seed: UInt64
+    /// `--augment`: random crops and horizontal flips of the training batches.
+    var augment: Bool
 
     var stateValue: StateValue {
         .dict([
@@ -21,13 +23,15 @@ struct RunConfig: Equatable {
             (key: .string("scheduler"), value: .string(scheduler)), (key: .string("lr"), value: .double(lr)),
             (key: .string("momentum"), value: .double(momentum)), (key: .string("weight_decay"), value: .double(weightDecay)),
             (key: .string("batch_size"), value: .int(batchSize)), (key: .string("seed"), value: .int(Int(bitPattern: UInt(seed)))),
+            (key: .string("augment"), value: .bool(augment)),
         ])
     }
 
     init(model: String, dataset: String, hidden: String, optimizer: String, scheduler: String, lr: Double,
-         momentum: Double, weightDecay: Double, batchSize: Int, seed: UInt64) {
+         momentum: Double, weightDecay: Double, batchSize: Int, seed: UInt64, augment: Bool) {
         (self.model, self.dataset, self.hidden, self.optimizer, self.scheduler) = (model, dataset, hidden, optimizer, scheduler)
         (self.lr, self.momentum, self.weightDecay, self.batchSize, self.seed) = (lr, momentum, weightDecay, batchSize, seed)
+        self.augment = augment
     }
 
     init?(_ v: StateValue) {
@@ -37,7 +41,9 @@ struct RunConfig: Equatable {
               let momentum = v["momentum"]?.doubleValue, let wd = v["weight_decay"]?.doubleValue,
               let bs = v["batch_size"]?.intValue, let seed = v["seed"]?.intValue else { return nil }
         self.init(model: model, dataset: dataset, hidden: hidden, optimizer: optimizer, scheduler: scheduler, lr: lr,
-                  momentum: momentum, weightDecay: wd, batchSize: bs, seed: UInt64(UInt(bitPattern: seed)))
+                  momentum: momentum, weightDecay: wd, batchSize: bs, seed: UInt64(UInt(bitPattern: seed)),
+                  // Checkpoints written before --augment existed trained without it.
+                  augment: v["augment"]?.boolValue ?? false)
     }
 
     /// The options that differ from `other`, spelled as command-line flags.
@@ -49,6 +55,7 @@ struct RunConfig: Equatable {
         check("--scheduler", scheduler, other.scheduler); check("--lr", lr, other.lr)
         check("--momentum", momentum, other.momentum); check("--weight-decay", weightDecay, other.weightDecay)
         check("--batch-size", batchSize, other.batchSize); check("--seed", seed, other.seed)
+        if augment != other.augment { out.append(other.augment ? "--augment" : "no --augment") }
         return out
     }
 }

@@ -145,6 +145,7 @@ final class CLITests: XCTestCase {
         }
         // Resuming with other settings is refused, naming them.
         try assertFails(common + ["--resume", "b.pt", "--lr", "0.5"], "--lr 0.1 (given: 0.5)")
+        try assertFails(common + ["--resume", "b.pt", "--augment"], "pass no --augment")
 
         // evaluate: the training checkpoint knows its model; a plain state dict needs --hidden.
         let acc = a.stdout.split(separator: "\n").last!.split(separator: " ")[3]
@@ -205,7 +206,7 @@ final class CLITests: XCTestCase {
                 try io.writePNG(img, "\(dir)/imgs/\(cls)/\(i).png")
             }
         }
-        for args in [["--model", "cnn", "--optimizer", "adamw", "--scheduler", "onecycle"],
+        for args in [["--model", "cnn", "--optimizer", "adamw", "--scheduler", "onecycle", "--augment"],
                      ["--model", "lenet5", "--optimizer", "rmsprop", "--scheduler", "cosine", "--lr", "0.001"]] {
             let r = try run(["train", "--dataset", "folder:imgs", "--image-size", "8", "--epochs", "2", "--batch-size", "4"] + args)
             XCTAssertEqual(r.status, 0, "\(args)\n\(r.stderr)")
