@@ -39,6 +39,56 @@
 CT_MAXPOOL_ROW(float, ct_maxpool_row_f32)
 CT_MAXPOOL_ROW(double, ct_maxpool_row_f64)
 
+// Max pooling without indices (inference): the maximum is associative, so a row of outputs is the column-wise
+// maximum over the window rows (contiguous, vectorised) followed by the maximum over each window's columns.
+// The column maxima are laid out with -inf in the padding, so every window has `kernel` columns and both
+// passes are loops over outputs the vectoriser turns into compare-and-blend — no data-dependent branch.
+// NaN propagates (any NaN in a window gives NaN), as with indices. The stride-1 and stride-2 horizontal passes
+// get constant strides (contiguous or two-way interleaved loads); other strides gather element by element.
+#define CT_MAXPOOL_VALUES_ROW(T, NAME)                                                                       \
+  static inline __attribute__((always_inline)) void NAME##_columns(const T *cm, int64_t stride, int64_t dilation, \
+                                                                   int64_t kernel, int64_t outw, T *y) {      \
+    for (int64_t ow = 0; ow < outw; ow++) y[ow] = cm[ow * stride];                                          \
+    for (int64_t j = 1; j < kernel; j++) {                                                                 \
+      const T *c = cm + j * dilation;                                                                      \
+      for (int64_t ow = 0; ow < outw; ow++) {                                                              \
+        T v = c[ow * stride], m = y[ow];                                                                   \
+        int take = (v > m) | (v != v);                                                                     \
+        y[ow] = take ? v : m;                                                                              \
+      }                                                                                                    \
+    }                                                                                                      \
+  }                                                                                                        \
+  void NAME(const T *x, const int64_t *row_base, int64_t nrows, int64_t width, int64_t pad_left,            \
+            int64_t stride, int64_t dilation, int64_t kernel, int64_t outw, T *colmax, int64_t colmax_len,  \
+            T *y) {                                                                                        \
+    if (nrows == 0 || kernel == 0) {                                                                       \
+      for (int64_t ow = 0; ow < outw; ow++) y[ow] = -INFINITY;                                              \
+      return;                                                                                              \
+    }                                                                                                      \
+    for (int64_t c = 0; c < pad_left; c++) colmax[c] = -INFINITY;                                          \
+    for (int64_t c = pad_left + width; c < colmax_len; c++) colmax[c] = -INFINITY;                         \
+    T *cm = colmax + pad_left;                                                                             \
+    const T *r0 = x + row_base[0];                                                                         \
+    for (int64_t c = 0; c < width; c++) cm[c] = r0[c];                                                     \
+    for (int64_t r = 1; r < nrows; r++) {                                                                  \
+      const T *row = x + row_base[r];                                                                      \
+      for (int64_t c = 0; c < width; c++) {                                                                \
+        T v = row[c], m = cm[c];                                                                           \
+        int take = (v > m) | (v != v);                                                                     \
+        cm[c] = take ? v : m;                                                                              \
+      }                                                                                                    \
+    }                                                                                                      \
+    if (stride == 1)                                                                                       \
+      NAME##_columns(colmax, 1, dilation, kernel, outw, y);                                                \
+    else if (stride == 2)                                                                                  \
+      NAME##_columns(colmax, 2, dilation, kernel, outw, y);                                                \
+    else                                                                                                   \
+      NAME##_columns(colmax, stride, dilation, kernel, outw, y);                                           \
+  }
+
+CT_MAXPOOL_VALUES_ROW(float, ct_maxpool_values_row_f32)
+CT_MAXPOOL_VALUES_ROW(double, ct_maxpool_values_row_f64)
+
 // Non-overlapping 2-wide windows over two rows: output ow is the maximum of r0[2ow], r0[2ow + 1], r1[2ow],
 // r1[2ow + 1] (in that scan order), whose in-plane indices are i0 + 2ow, i0 + 2ow + 1, i1 + 2ow, i1 + 2ow + 1.
 // Indices must fit in 31 bits.

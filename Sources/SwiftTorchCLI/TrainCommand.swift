@@ -61,8 +61,16 @@ struct Train: ParsableCommand {
     @Option(help: ArgumentHelp("Save the trained model's state dict here at the end (a PyTorch .pt zip file; the folder must exist).", valueName: "path"))
     var save: String?
 
-    @Flag(help: "Augment the training batches: a random crop of the image padded by an eighth of its side (black), and a horizontal flip half the time (torchvision's RandomCrop(size, padding) + RandomHorizontalFlip()). The test split is never augmented.")
-    var augment = false
+    @Option(help: ArgumentHelp("Augment the training batches: crop (a random crop of the image padded by an eighth of its side, black: torchvision's RandomCrop(size, padding)), flip (a horizontal flip half the time: RandomHorizontalFlip()), or crop,flip. The test split is never augmented.",
+                               valueName: "steps"))
+    var augment: String?
+
+    /// `--augment`'s steps in application order (crop before flip), or nil without the option.
+    var augmentSteps: [String]? {
+        guard let augment else { return nil }
+        let steps = Set(augment.lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        return ["crop", "flip"].filter(steps.contains)
+    }
 
     @Flag(help: "Print the model summary (torchsummary's table) before training.")
     var summary = false
@@ -76,6 +84,12 @@ struct Train: ParsableCommand {
         guard momentum >= 0 && momentum.isFinite else { throw ValidationError("--momentum must be non-negative (got \(momentum))") }
         if let wd = weightDecay, !(wd >= 0 && wd.isFinite) { throw ValidationError("--weight-decay must be non-negative (got \(wd))") }
         guard stepSize > 0 else { throw ValidationError("--step-size must be a positive integer (got \(stepSize))") }
+        if let augment {
+            let steps = augment.lowercased().split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard !steps.isEmpty, steps.allSatisfy({ $0 == "crop" || $0 == "flip" }) else {
+                throw ValidationError("--augment must be crop, flip or crop,flip (got '\(augment)')")
+            }
+        }
         if let resume, !FileManager.default.fileExists(atPath: resume) {
             throw ValidationError("--resume '\(resume)': no such file")
         }
@@ -100,7 +114,7 @@ struct Train: ParsableCommand {
         let config = RunConfig(model: kind.name, dataset: data.dataset.description,
                                hidden: kind == .mlp ? (net.hidden.map { try! hiddenSizes($0) } ?? defaultHidden).map(String.init).joined(separator: ",") : "",
                                optimizer: optimizer.rawValue, scheduler: scheduler.rawValue, lr: effectiveLR, momentum: momentum,
-                               weightDecay: effectiveWeightDecay, batchSize: data.batchSize, seed: seed, augment: augment)
+                               weightDecay: effectiveWeightDecay, batchSize: data.batchSize, seed: seed, augment: augmentSteps?.joined(separator: ",") ?? "")
         if let resumed, resumed.config != config {
             throw CLIError.badCheckpoint(path: resume!, reason: "was trained with other options; pass "
                 + config.differences(from: resumed.config).joined(separator: ", "))
@@ -144,7 +158,7 @@ struct Train: ParsableCommand {
             print("resumed from '\(resume!)' after epoch \(resumed.epoch)")
         }
         var trainer = Trainer(model: model, optimizer: opt, scheduler: sched, perBatchScheduler: scheduler == .onecycle)
-        if augment { trainer.augmentation = trainAugmentation(split) }
+        if let steps = augmentSteps { trainer.augmentation = trainAugmentation(split, steps: steps) }
         if distributed {
             // Every rank starts from rank 0's weights and buffers, and averages the gradients of each step.
             for t in model.module.parameters() + model.module.buffers() { try dist.broadcast(t, src: 0) }
@@ -203,16 +217,16 @@ struct Train: ParsableCommand {
         if distributed { try dist.destroyProcessGroup() }
     }
 
-    /// `--augment`: torchvision's `RandomCrop(size, padding: size / 8)` then `RandomHorizontalFlip()`,
+    /// `--augment`: torchvision's `RandomCrop(size, padding: size / 8)` and/or `RandomHorizontalFlip()`,
     /// on the normalised batches. The padding is black: the value normalisation gives a 0 pixel,
     /// which is the training split's minimum for these datasets.
-    func trainAugmentation(_ split: DataSplit) -> transforms.Compose {
+    func trainAugmentation(_ split: DataSplit, steps: [String]) -> transforms.Compose {
         let (h, w) = (split.imageShape[1], split.imageShape[2])
         let black = split.trainX.numel > 0 ? split.trainX.min().item() : 0
-        return transforms.Compose([
-            transforms.RandomCrop([h, w], padding: [Swift.max(1, Swift.min(h, w) / 8)], fill: black),
-            transforms.RandomHorizontalFlip(),
-        ])
+        return transforms.Compose(steps.map { step -> any transforms.Transform in
+            step == "crop" ? transforms.RandomCrop([h, w], padding: [Swift.max(1, Swift.min(h, w) / 8)], fill: black)
+                           : transforms.RandomHorizontalFlip()
+        })
     }
 
     func makeOptimizer(_ params: [Tensor]) -> optim.Optimizer {
@@ -246,7 +260,7 @@ struct Trainer {
     var afterBackward: ((nn.Module) -> Void)? = nil
     /// Whether this process logs and writes files (rank 0).
     var isMainProcess = true
-    /// `--augment`'s batch transform (random crop + flip), applied to each training batch.
+    /// `--augment`'s batch transform (random crop and/or flip), applied to each training batch.
     var augmentation: transforms.Compose? = nil
     let lossFn = nn.CrossEntropyLoss()
 

@@ -13,8 +13,8 @@ struct RunConfig: Equatable {
     var weightDecay: Double
     var batchSize: Int
     var seed: UInt64
-    /// `--augment`: random crops and horizontal flips of the training batches.
-    var augment: Bool
+    /// `--augment`'s steps (`crop`, `flip`, `crop,flip`), empty without augmentation.
+    var augment: String
 
     var stateValue: StateValue {
         .dict([
@@ -23,12 +23,12 @@ struct RunConfig: Equatable {
             (key: .string("scheduler"), value: .string(scheduler)), (key: .string("lr"), value: .double(lr)),
             (key: .string("momentum"), value: .double(momentum)), (key: .string("weight_decay"), value: .double(weightDecay)),
             (key: .string("batch_size"), value: .int(batchSize)), (key: .string("seed"), value: .int(Int(bitPattern: UInt(seed)))),
-            (key: .string("augment"), value: .bool(augment)),
+            (key: .string("augment"), value: .string(augment)),
         ])
     }
 
     init(model: String, dataset: String, hidden: String, optimizer: String, scheduler: String, lr: Double,
-         momentum: Double, weightDecay: Double, batchSize: Int, seed: UInt64, augment: Bool) {
+         momentum: Double, weightDecay: Double, batchSize: Int, seed: UInt64, augment: String) {
         (self.model, self.dataset, self.hidden, self.optimizer, self.scheduler) = (model, dataset, hidden, optimizer, scheduler)
         (self.lr, self.momentum, self.weightDecay, self.batchSize, self.seed) = (lr, momentum, weightDecay, batchSize, seed)
         self.augment = augment
@@ -43,7 +43,7 @@ struct RunConfig: Equatable {
         self.init(model: model, dataset: dataset, hidden: hidden, optimizer: optimizer, scheduler: scheduler, lr: lr,
                   momentum: momentum, weightDecay: wd, batchSize: bs, seed: UInt64(UInt(bitPattern: seed)),
                   // Checkpoints written before --augment existed trained without it.
-                  augment: v["augment"]?.boolValue ?? false)
+                  augment: v["augment"]?.stringValue ?? "")
     }
 
     /// The options that differ from `other`, spelled as command-line flags.
@@ -55,7 +55,7 @@ struct RunConfig: Equatable {
         check("--scheduler", scheduler, other.scheduler); check("--lr", lr, other.lr)
         check("--momentum", momentum, other.momentum); check("--weight-decay", weightDecay, other.weightDecay)
         check("--batch-size", batchSize, other.batchSize); check("--seed", seed, other.seed)
-        if augment != other.augment { out.append(other.augment ? "--augment" : "no --augment") }
+        if augment != other.augment { out.append(other.augment.isEmpty ? "no --augment" : "--augment \(other.augment) (given: \(augment.isEmpty ? "none" : augment))") }
         return out
     }
 }

@@ -96,6 +96,7 @@ final class CLITests: XCTestCase {
         try assertFails(["train", "--save", "/missing/dir/m.pt"], "'/missing/dir/m.pt': --save: the folder '/missing/dir' does not exist")
         try assertFails(["train", "--checkpoint", "/missing/dir/c.pt"], "the folder '/missing/dir' does not exist")
         try assertFails(["train", "--resume", "nothing.pt"], "--resume 'nothing.pt': no such file")
+        try assertFails(["train", "--augment", "rotate"], "--augment must be crop, flip or crop,flip (got 'rotate')")
         try assertFails(["train", "--dataset", "folder:/no/such/folder"], "no such folder")
         try assertFails(["train", "--dataset", "digits", "--data-dir", "/tmp"], "--data-dir does not apply to --dataset digits")
         try assertFails(["evaluate", "--checkpoint", "nothing.pt"], "--checkpoint 'nothing.pt': no such file")
@@ -145,7 +146,7 @@ final class CLITests: XCTestCase {
         }
         // Resuming with other settings is refused, naming them.
         try assertFails(common + ["--resume", "b.pt", "--lr", "0.5"], "--lr 0.1 (given: 0.5)")
-        try assertFails(common + ["--resume", "b.pt", "--augment"], "pass no --augment")
+        try assertFails(common + ["--resume", "b.pt", "--augment", "flip"], "pass no --augment")
 
         // evaluate: the training checkpoint knows its model; a plain state dict needs --hidden.
         let acc = a.stdout.split(separator: "\n").last!.split(separator: " ")[3]
@@ -206,7 +207,7 @@ final class CLITests: XCTestCase {
                 try io.writePNG(img, "\(dir)/imgs/\(cls)/\(i).png")
             }
         }
-        for args in [["--model", "cnn", "--optimizer", "adamw", "--scheduler", "onecycle", "--augment"],
+        for args in [["--model", "cnn", "--optimizer", "adamw", "--scheduler", "onecycle", "--augment", "crop,flip"],
                      ["--model", "lenet5", "--optimizer", "rmsprop", "--scheduler", "cosine", "--lr", "0.001"]] {
             let r = try run(["train", "--dataset", "folder:imgs", "--image-size", "8", "--epochs", "2", "--batch-size", "4"] + args)
             XCTAssertEqual(r.status, 0, "\(args)\n\(r.stderr)")

@@ -118,6 +118,16 @@ void ct_maxpool_row_f32(const float *x, const int64_t *row_base, int64_t nrows, 
                         const int64_t *count, int64_t step, int64_t outw, float *y, int64_t *indices);
 void ct_maxpool_row_f64(const double *x, const int64_t *row_base, int64_t nrows, const int64_t *first,
                         const int64_t *count, int64_t step, int64_t outw, double *y, int64_t *indices);
+// Max pooling values only (no indices), one output row of a fixed-window axis: output ow is the maximum over
+// the window rows row_base[0..<nrows] and the padded columns ow*stride + j*dilation, j < kernel, where padded
+// column c is input column c - pad_left (-inf outside the input). colmax is scratch of colmax_len >=
+// max(pad_left + width, (outw-1)*stride + (kernel-1)*dilation + 1) elements. NaN propagates.
+void ct_maxpool_values_row_f32(const float *x, const int64_t *row_base, int64_t nrows, int64_t width,
+                               int64_t pad_left, int64_t stride, int64_t dilation, int64_t kernel, int64_t outw,
+                               float *colmax, int64_t colmax_len, float *y);
+void ct_maxpool_values_row_f64(const double *x, const int64_t *row_base, int64_t nrows, int64_t width,
+                               int64_t pad_left, int64_t stride, int64_t dilation, int64_t kernel, int64_t outw,
+                               double *colmax, int64_t colmax_len, double *y);
 // The 2x2 stride-2 case of one row: output ow is the maximum of r0[2ow], r0[2ow + 1], r1[2ow], r1[2ow + 1],
 // with in-plane indices i0 + 2ow, ... (31-bit), on SSE2 masks four windows at a time.
 void ct_maxpool_row2x2_f32(const float *r0, const float *r1, int64_t i0, int64_t i1, int64_t outw, float *y,

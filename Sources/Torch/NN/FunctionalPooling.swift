@@ -9,23 +9,39 @@ extension nn.functional {
     public static func maxPoolWithIndices(_ input: Tensor, dims: Int, kernelSize: any IntOrTuple, stride: (any IntOrTuple)? = nil,
                                           padding: any IntOrTuple = 0, dilation: any IntOrTuple = 1,
                                           ceilMode: Bool = false) -> (Tensor, Tensor) {
-        let op = "max_pool\(dims)d"
+        let (y, i) = maxPool(input, dims: dims, kernel: kernelSize.intTupleValues, stride: stride?.intTupleValues,
+                             padding: padding.intTupleValues, dilation: dilation.intTupleValues, ceilMode: ceilMode, indices: true)
+        return (y, i!)
+    }
+
+    /// Max pooling over `dims` spatial dims; the indices are computed when asked for or when autograd needs them
+    /// (inference skips them).
+    static func maxPool(_ input: Tensor, dims: Int, kernel: [Int], stride: [Int]?, padding: [Int], dilation: [Int],
+                        ceilMode: Bool, indices: Bool) -> (Tensor, Tensor?) {
         if dims == 1 {
             // Like PyTorch: 1-D pooling is 2-D pooling of a height-1 view (grad_fn SqueezeBackward1).
-            let (y, i) = maxPoolWithIndices(input.unsqueeze(-2), dims: 2, kernelSize: [1] + kernelSize.intTupleValues,
-                                            stride: stride.map { [1] + $0.intTupleValues }, padding: [0] + padding.intTupleValues,
-                                            dilation: [1] + dilation.intTupleValues, ceilMode: ceilMode)
-            return (y.squeeze(-2), i.squeeze(-2))
+            let (y, i) = maxPool(input.unsqueeze(-2), dims: 2, kernel: [1] + kernel, stride: stride.map { [1] + $0 },
+                                 padding: [0] + padding, dilation: [1] + dilation, ceilMode: ceilMode, indices: indices)
+            return (y.squeeze(-2), i?.squeeze(-2))
         }
-        let spec = poolSpec(input, dims: dims, kernel: kernelSize.intTupleValues, stride: stride?.intTupleValues,
-                            padding: padding.intTupleValues, dilation: dilation.intTupleValues, ceilMode: ceilMode, op: op)
-        return maxPoolForward(input, spec, name: "MaxPool\(spec.nameDims)WithIndicesBackward0")
+        let spec = poolSpec(input, dims: dims, kernel: kernel, stride: stride, padding: padding, dilation: dilation,
+                            ceilMode: ceilMode, op: "max_pool\(dims)d")
+        let name = "MaxPool\(spec.nameDims)WithIndicesBackward0"
+        if indices { return maxPoolForward(input, spec, name: name) }
+        return (maxPoolValuesOnly(input, spec, name: name), nil)
+    }
+
+    /// Max pooling's values (the `F.maxPool*d` functions and layers without `returnIndices`).
+    static func maxPoolValues(_ input: Tensor, dims: Int, kernelSize: any IntOrTuple, stride: (any IntOrTuple)?,
+                              padding: any IntOrTuple, dilation: any IntOrTuple, ceilMode: Bool) -> Tensor {
+        maxPool(input, dims: dims, kernel: kernelSize.intTupleValues, stride: stride?.intTupleValues, padding: padding.intTupleValues,
+                dilation: dilation.intTupleValues, ceilMode: ceilMode, indices: false).0
     }
 
     /// 1-D max pooling over `[N, C, L]` (or `[C, L]`).
     public static func maxPool1d(_ input: Tensor, _ kernelSize: any IntOrTuple, stride: (any IntOrTuple)? = nil,
                                  padding: any IntOrTuple = 0, dilation: any IntOrTuple = 1, ceilMode: Bool = false) -> Tensor {
-        maxPoolWithIndices(input, dims: 1, kernelSize: kernelSize, stride: stride, padding: padding, dilation: dilation, ceilMode: ceilMode).0
+        maxPoolValues(input, dims: 1, kernelSize: kernelSize, stride: stride, padding: padding, dilation: dilation, ceilMode: ceilMode)
     }
     /// `F.maxPool1d(x, 2, 2)`: the stride given positionally.
     public static func maxPool1d(_ input: Tensor, _ kernelSize: any IntOrTuple, _ stride: any IntOrTuple,
@@ -41,7 +57,7 @@ extension nn.functional {
     /// ```
     public static func maxPool2d(_ input: Tensor, _ kernelSize: any IntOrTuple, stride: (any IntOrTuple)? = nil,
                                  padding: any IntOrTuple = 0, dilation: any IntOrTuple = 1, ceilMode: Bool = false) -> Tensor {
-        maxPoolWithIndices(input, dims: 2, kernelSize: kernelSize, stride: stride, padding: padding, dilation: dilation, ceilMode: ceilMode).0
+        maxPoolValues(input, dims: 2, kernelSize: kernelSize, stride: stride, padding: padding, dilation: dilation, ceilMode: ceilMode)
     }
     /// `F.maxPool2d(x, 2, 2)`: the stride given positionally.
     public static func maxPool2d(_ input: Tensor, _ kernelSize: any IntOrTuple, _ stride: any IntOrTuple,
@@ -57,7 +73,7 @@ extension nn.functional {
     /// 3-D max pooling over `[N, C, D, H, W]` (or `[C, D, H, W]`).
     public static func maxPool3d(_ input: Tensor, _ kernelSize: any IntOrTuple, stride: (any IntOrTuple)? = nil,
                                  padding: any IntOrTuple = 0, dilation: any IntOrTuple = 1, ceilMode: Bool = false) -> Tensor {
-        maxPoolWithIndices(input, dims: 3, kernelSize: kernelSize, stride: stride, padding: padding, dilation: dilation, ceilMode: ceilMode).0
+        maxPoolValues(input, dims: 3, kernelSize: kernelSize, stride: stride, padding: padding, dilation: dilation, ceilMode: ceilMode)
     }
     /// `F.maxPool3d(x, 2, 2)`: the stride given positionally.
     public static func maxPool3d(_ input: Tensor, _ kernelSize: any IntOrTuple, _ stride: any IntOrTuple,

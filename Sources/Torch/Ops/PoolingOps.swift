@@ -94,20 +94,32 @@ func adaptivePoolSpec(_ input: Tensor, dims: Int, outputSize: [Int?], op: String
 
 /// Max pooling: values and flat indices within each input plane (PyTorch's `max_pool*d_with_indices`).
 func maxPoolForward(_ input: Tensor, _ spec: PoolSpec, name: String) -> (Tensor, Tensor) {
-    let x = contiguousValues(input)
-    let outShape = spec.outputShape(input.shape)
-    let out = Tensor(uninitializedShape: outShape, dtype: input.dtype)
-    let indices = Tensor(uninitializedShape: outShape, dtype: .int64)
-    let planes = spec.planes(input.shape)
-    func run<T: FloatElement>(_: T.Type) {
-        maxPoolForwardKernel(UnsafePointer(x.pointer(T.self)), out.pointer(T.self), indices.pointer(Int64.self), planes: planes, spec.geometry)
-    }
-    withPoolElement(input.dtype, "max_pool") { run($0) }
+    let indices = Tensor(uninitializedShape: spec.outputShape(input.shape), dtype: .int64)
+    let out = maxPoolCompute(input, spec, indices: indices)
     if input.needsGrad {
         let inShape = input.shape
         record(name, out, inputs: [input]) { _, g in [maxPoolScatter(g, indices, spec, inputShape: inShape)] }
     }
     return (out, indices)
+}
+
+/// Max pooling's values alone (`F.maxPool2d`, a layer without `returnIndices`): the indices are computed only
+/// when autograd needs them for the backward pass.
+func maxPoolValuesOnly(_ input: Tensor, _ spec: PoolSpec, name: String) -> Tensor {
+    if input.needsGrad { return maxPoolForward(input, spec, name: name).0 }
+    return maxPoolCompute(input, spec, indices: nil)
+}
+
+/// Runs the max-pooling kernel over `input`, writing the indices into `indices` when given.
+private func maxPoolCompute(_ input: Tensor, _ spec: PoolSpec, indices: Tensor?) -> Tensor {
+    let x = contiguousValues(input)
+    let out = Tensor(uninitializedShape: spec.outputShape(input.shape), dtype: input.dtype)
+    let planes = spec.planes(input.shape)
+    func run<T: FloatElement>(_: T.Type) {
+        maxPoolForwardKernel(UnsafePointer(x.pointer(T.self)), out.pointer(T.self), indices?.pointer(Int64.self), planes: planes, spec.geometry)
+    }
+    withPoolElement(input.dtype, "max_pool") { run($0) }
+    return out
 }
 
 /// Scatters `g` (output-shaped) to the max positions of an input of `inputShape`; its adjoint is `maxPoolGather`.

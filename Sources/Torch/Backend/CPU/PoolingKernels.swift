@@ -19,10 +19,13 @@ struct PoolAxis {
     var step: Int
     /// Average pooling's pool size with padding counted (clipped at input + padding), per output.
     var paddedCount: [Int]
+    /// The window parameters when every window has `kernel` elements every `stride` (nil for adaptive windows).
+    var fixed: (kernel: Int, stride: Int, padding: Int)?
 
     /// A fixed window of `kernel` elements every `stride`, starting `padding` before the input.
     init(input: Int, output: Int, kernel: Int, stride: Int, padding: Int, dilation: Int) {
         step = dilation
+        fixed = (kernel, stride, padding)
         start = (0..<output).map { $0 * stride - padding }
         valid = start.map { s in
             let lo = s >= 0 ? 0 : (-s + dilation - 1) / dilation
@@ -113,14 +116,59 @@ private func forEachWindowElement(_ d: WindowTable, _ h: WindowTable, _ w: Windo
     }
 }
 
-/// Max pooling of `planes` planes: writes each window's maximum (NaN wins, like PyTorch) and its flat index in
-/// the input plane. The rows of outputs run in CTorchKernels (`ct_maxpool_row_*`), whose branch-free selects
-/// the Swift loop could not be made to compile to.
-func maxPoolForwardKernel<T: FloatElement>(_ x: UnsafePointer<T>, _ y: UnsafeMutablePointer<T>, _ indices: UnsafeMutablePointer<Int64>,
+/// Writes the in-plane offsets of column 0 of output (od, oh)'s window rows into `rowBase`, in scan order
+/// (depth, then rows); returns how many there are.
+@inline(__always)
+private func windowRowOffsets(_ d: WindowTable, _ h: WindowTable, _ od: Int, _ oh: Int, height: Int, width: Int,
+                              into rowBase: UnsafeMutablePointer<Int64>) -> Int {
+    var rows = 0
+    for jd in 0..<d.count[od] {
+        let id = d.first[od] + jd * d.step
+        for jh in 0..<h.count[oh] {
+            rowBase[rows] = Int64((id * height + h.first[oh] + jh * h.step) * width)
+            rows += 1
+        }
+    }
+    return rows
+}
+
+/// Max pooling of `planes` planes: writes each window's maximum (NaN wins, like PyTorch) and, when `indices` is
+/// given, its flat index in the input plane. The rows of outputs run in CTorchKernels (`ct_maxpool_row_*`), whose
+/// branch-free selects the Swift loop could not be made to compile to. Without indices (inference) a fixed-window
+/// pooling takes the values-only rows (`ct_maxpool_values_row_*`): column maxima, then window maxima.
+func maxPoolForwardKernel<T: FloatElement>(_ x: UnsafePointer<T>, _ y: UnsafeMutablePointer<T>, _ indices: UnsafeMutablePointer<Int64>?,
                                            planes: Int, _ g: PoolGeometry) {
     let (height, width, inPlane, outPlane) = (g.input[1], g.input[2], g.inPlane, g.outPlane)
     let (outD, outH, outW) = (g.output[0], g.output[1], g.output[2])
     let maxRows = Swift.max(1, g.axes[0].valid.map(\.count).max() ?? 0) * Swift.max(1, g.axes[1].valid.map(\.count).max() ?? 0)
+    if indices == nil, let fixed = g.axes[2].fixed {
+        let dilation = g.axes[2].step
+        let colmaxCount = Swift.max(fixed.padding + width, (outW - 1) * fixed.stride + (fixed.kernel - 1) * dilation + 1, 1)
+        withWindowTables(g) { d, h, _ in
+            parallelFor(planes, grain: planeGrain(g)) { lo, hi in
+                withUnsafeTemporaryAllocation(of: Int64.self, capacity: maxRows) { rowBase in
+                    withUnsafeTemporaryAllocation(of: T.self, capacity: colmaxCount) { colmax in
+                        for p in lo..<hi {
+                            var o = p * outPlane
+                            for od in 0..<outD {
+                                for oh in 0..<outH {
+                                    let rows = windowRowOffsets(d, h, od, oh, height: height, width: width, into: rowBase.baseAddress!)
+                                    maxPoolValuesRow(x + p * inPlane, rowBase.baseAddress!, rows, width: width, fixed, dilation: dilation,
+                                                     outW, colmax, y + o)
+                                    o += outW
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return
+    }
+    // Adaptive windows without indices (rare) still run the indexed rows, into scratch.
+    let scratch = indices == nil ? UnsafeMutablePointer<Int64>.allocate(capacity: Swift.max(planes * outPlane, 1)) : nil
+    defer { scratch?.deallocate() }
+    let indices = indices ?? scratch!
     withWindowTables(g) { d, h, w in
         // Rows of non-overlapping full 2-wide windows (2×2 stride 2 pooling) take the four-at-a-time kernel.
         let pairs = T.self == Float.self && w.step == 1 && inPlane < Int(Int32.max) && outW > 0
@@ -134,15 +182,7 @@ func maxPoolForwardKernel<T: FloatElement>(_ x: UnsafePointer<T>, _ y: UnsafeMut
                             var o = p * outPlane
                             for od in 0..<outD {
                                 for oh in 0..<outH {
-                                    // The in-plane offsets of this output row's window rows, in scan order.
-                                    var rows = 0
-                                    for jd in 0..<d.count[od] {
-                                        let id = d.first[od] + jd * d.step
-                                        for jh in 0..<h.count[oh] {
-                                            rowBase[rows] = Int64((id * height + h.first[oh] + jh * h.step) * width)
-                                            rows += 1
-                                        }
-                                    }
+                                    let rows = windowRowOffsets(d, h, od, oh, height: height, width: width, into: rowBase.baseAddress!)
                                     if pairs && rows == 2 {
                                         let i0 = Int(rowBase[0]) + w.first[0], i1 = Int(rowBase[1]) + w.first[0]
                                         let xp = UnsafeRawPointer(x + p * inPlane).assumingMemoryBound(to: Float.self)
@@ -160,6 +200,25 @@ func maxPoolForwardKernel<T: FloatElement>(_ x: UnsafePointer<T>, _ y: UnsafeMut
                 }
             }
         }
+    }
+}
+
+/// One output row of values-only max pooling through CTorchKernels, for float32 and float64.
+@inline(__always)
+private func maxPoolValuesRow<T: FloatElement>(_ x: UnsafePointer<T>, _ rowBase: UnsafePointer<Int64>, _ rows: Int, width: Int,
+                                               _ fixed: (kernel: Int, stride: Int, padding: Int), dilation: Int, _ outW: Int,
+                                               _ colmax: UnsafeMutableBufferPointer<T>, _ y: UnsafeMutablePointer<T>) {
+    if T.self == Float.self {
+        ct_maxpool_values_row_f32(UnsafeRawPointer(x).assumingMemoryBound(to: Float.self), rowBase, Int64(rows), Int64(width),
+                                  Int64(fixed.padding), Int64(fixed.stride), Int64(dilation), Int64(fixed.kernel), Int64(outW),
+                                  UnsafeMutableRawPointer(colmax.baseAddress!).assumingMemoryBound(to: Float.self), Int64(colmax.count),
+                                  UnsafeMutableRawPointer(y).assumingMemoryBound(to: Float.self))
+    } else {
+        precondition(T.self == Double.self, "max_pool: no kernel for \(T.self)")
+        ct_maxpool_values_row_f64(UnsafeRawPointer(x).assumingMemoryBound(to: Double.self), rowBase, Int64(rows), Int64(width),
+                                  Int64(fixed.padding), Int64(fixed.stride), Int64(dilation), Int64(fixed.kernel), Int64(outW),
+                                  UnsafeMutableRawPointer(colmax.baseAddress!).assumingMemoryBound(to: Double.self), Int64(colmax.count),
+                                  UnsafeMutableRawPointer(y).assumingMemoryBound(to: Double.self))
     }
 }
 

@@ -34,7 +34,9 @@ extension nn {
             super.init()
         }
 
-        public override func forward(_ x: Tensor) -> Tensor { forwardWithIndices(x).0 }
+        public override func forward(_ x: Tensor) -> Tensor {
+            F.maxPoolValues(x, dims: dims, kernelSize: kernelSize, stride: stride, padding: padding, dilation: dilation, ceilMode: ceilMode)
+        }
 
         /// The pooled values and the flat index of each maximum in its input plane (PyTorch's
         /// `return_indices=True`): `let (y, indices) = pool.forwardWithIndices(x)`.
