@@ -124,25 +124,36 @@ func winogradTransposedConvolution(_ y: UnsafePointer<Float>, _ w: UnsafePointer
 }
 
 /// U[ξ][co][ci] = (G·g·Gᵀ)[ξ] for each filter g = w[co][ci], G = [[1, 0, 0], [½, ½, ½], [½, −½, ½], [0, 0, 1]].
+///
+/// The 16 planes of U lie Cout·Cin floats apart — 64 KB at 128 channels, a multiple of 4 KB — so storing each
+/// filter's 16 values straight into them made 16 store streams that alias in the L1 (this loop took 7 % of a
+/// ResNet-18 forward). Blocks of `block` consecutive filters are transformed into a small local [16][block]
+/// tile first, then copied to the planes as 16 contiguous runs.
 private func winogradTransformFilters(_ w: UnsafePointer<Float>, _ p: WinogradProblem, into u: UnsafeMutablePointer<Float>) {
-    let (cin, cout) = (p.inChannels, p.outChannels)
+    let filters = p.outChannels * p.inChannels
     let half: Float = 0.5
-    let stride = cout * cin
-    for co in 0..<cout {
-        for ci in 0..<cin {
-            let g = w + (co * cin + ci) * 9
-            let dst = u + co * cin + ci
-            // Row i of r = G·g is (r0, r1, r2); row i of U = r·Gᵀ is (r0, ½(r0 + r1 + r2), ½(r0 − r1 + r2), r2).
-            func emit(_ i: Int, _ r0: Float, _ r1: Float, _ r2: Float) {
-                dst[(4 * i) * stride] = r0
-                dst[(4 * i + 1) * stride] = half * (r0 + r1 + r2)
-                dst[(4 * i + 2) * stride] = half * (r0 - r1 + r2)
-                dst[(4 * i + 3) * stride] = r2
+    let block = 64
+    withUnsafeTemporaryAllocation(of: Float.self, capacity: 16 * block) { tileBuffer in
+        let tile = tileBuffer.baseAddress!
+        var start = 0
+        while start < filters {
+            let count = Swift.min(block, filters - start)
+            for b in 0..<count {
+                let g = w + (start + b) * 9
+                // Row i of r = G·g is (r0, r1, r2); row i of U = r·Gᵀ is (r0, ½(r0 + r1 + r2), ½(r0 − r1 + r2), r2).
+                func emit(_ i: Int, _ r0: Float, _ r1: Float, _ r2: Float) {
+                    tile[(4 * i) * block + b] = r0
+                    tile[(4 * i + 1) * block + b] = half * (r0 + r1 + r2)
+                    tile[(4 * i + 2) * block + b] = half * (r0 - r1 + r2)
+                    tile[(4 * i + 3) * block + b] = r2
+                }
+                emit(0, g[0], g[1], g[2])
+                emit(1, half * (g[0] + g[3] + g[6]), half * (g[1] + g[4] + g[7]), half * (g[2] + g[5] + g[8]))
+                emit(2, half * (g[0] - g[3] + g[6]), half * (g[1] - g[4] + g[7]), half * (g[2] - g[5] + g[8]))
+                emit(3, g[6], g[7], g[8])
             }
-            emit(0, g[0], g[1], g[2])
-            emit(1, half * (g[0] + g[3] + g[6]), half * (g[1] + g[4] + g[7]), half * (g[2] + g[5] + g[8]))
-            emit(2, half * (g[0] - g[3] + g[6]), half * (g[1] - g[4] + g[7]), half * (g[2] - g[5] + g[8]))
-            emit(3, g[6], g[7], g[8])
+            for xi in 0..<16 { (u + xi * filters + start).update(from: tile + xi * block, count: count) }
+            start += count
         }
     }
 }
