@@ -34,6 +34,23 @@ enum ActivationKind {
         }
     }
 
+    /// PyTorch's `_saved_` attributes of the node, with the saved input `x` as `self`.
+    /// Scalars follow `SavedAttribute.scalar` (ELU's `alpha` is a Python float by default).
+    func savedAttributes(_ x: Tensor?) -> [SavedAttribute] {
+        let input = SavedAttribute.tensor("self", x)
+        switch self {
+        case .leakyRelu(let slope): return [.scalar("negative_slope", slope), input]
+        case .elu(let alpha, let scale, let inputScale):
+            return [.float("alpha", alpha), .scalar("input_scale", inputScale), .scalar("scale", scale), input]
+        case .celu(let alpha): return [.float("alpha", alpha), input]
+        case .gelu: return [SavedAttribute(name: "approximate", value: .text("none")), input]
+        case .geluTanh: return [SavedAttribute(name: "approximate", value: .text("tanh")), input]
+        case .hardtanh(let lo, let hi): return [.scalar("max_val", hi), .scalar("min_val", lo), input]
+        case .softplus(let beta, let threshold): return [.scalar("beta", beta), input, .scalar("threshold", threshold)]
+        case .silu, .mish, .hardsigmoid, .hardswish: return [input]
+        }
+    }
+
     /// PyTorch's op name, for messages.
     var opName: String {
         switch self {
@@ -234,7 +251,7 @@ func activation(_ kind: ActivationKind, _ x: Tensor) -> Tensor {
     let result = compute == x.dtype ? out : out.to(x.dtype)
     if x.needsGrad {
         let sx = SavedTensor(x)
-        record(kind.nodeName, result, inputs: [x]) { node, g in
+        record(kind.nodeName, result, inputs: [x], saved: { kind.savedAttributes(sx.tensor) }) { node, g in
             [activationBackward(kind, g, sx.unpack(node))]
         }
     }
