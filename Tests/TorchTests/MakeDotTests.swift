@@ -162,6 +162,67 @@ final class MakeDotTests: XCTestCase {
         XCTAssertTrue(after.source.contains("[label=MmBackward0]"), after.source)
     }
 
+    /// One op per entry: the attribute table torchviz shows for its grad_fn (op_labels.json) against
+    /// makeDot's. Known differences are asserted as such.
+    func testOpAttributeTablesMatchTorchviz() throws {
+        let data = try Data(contentsOf: fixturesURL.appendingPathComponent("make_dot/op_labels.json"))
+        let expected = try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [String: String])
+        let g = { (shape: [Int]) in torch.rand(shape, requiresGrad: true) }
+        let x = g([3, 4]), a = g([3, 4]), w = g([4, 2]), b = g([2]), c = g([3, 1])
+        let x3 = g([2, 3, 4]), img = g([2, 3, 8, 8]), cw = g([4, 3, 3, 3]), cb = g([4])
+        let bw = g([3]), bb = g([3]), lw = g([4]), lb = g([4])
+        let t = torch.tensor([0, 1, 3]), p = torch.rand(3, 4)
+        let ops: [String: () -> Tensor] = [
+            "mul": { x * a }, "mul_scalar": { x * 2 }, "mul_other_only": { x.detach() * a },
+            "add": { x + a }, "add_scalar": { x + 2.5 }, "sub": { x - a }, "rsub": { 1 - x },
+            "div": { x / a }, "div_scalar": { x / 2 }, "maximum": { x.maximum(a) },
+            "pow_scalar": { x.pow(3) }, "pow_half": { x.pow(0.5) }, "square": { x.pow(2) },
+            "pow_tensor": { x.pow(a) }, "scalar_pow": { torch.pow(2, x) },
+            "exp": { x.exp() }, "log": { x.log() }, "tanh": { x.tanh() }, "sigmoid": { x.sigmoid() },
+            "relu": { x.relu() }, "sqrt": { x.sqrt() }, "neg": { -x }, "sin": { x.sin() },
+            "abs": { x.abs() }, "clamp": { x.clamp(min: 0, max: 1) }, "clamp_min": { x.clampMin(0.5) },
+            "sum": { x.sum() }, "sum_dim": { x.sum(dim: 1) }, "sum_dims_keep": { x.sum(dim: [0, 1], keepdim: true) },
+            "sum_neg": { x.sum(dim: -1) }, "mean": { x.mean() }, "mean_dim": { x.mean(dim: 1, keepdim: true) },
+            "view": { x.view(12) }, "reshape": { x.reshape(4, 3) }, "flatten": { x3.flatten(startDim: 1) },
+            "t": { x.t() }, "permute": { x.permute(1, 0) }, "transpose": { x.transpose(0, 1) },
+            "transpose_neg": { x.transpose(-1, -2) }, "unsqueeze": { x.unsqueeze(-1) },
+            "squeeze": { x.unsqueeze(0).squeeze(0) }, "expand": { c.expand(3, 4) }, "select": { x.select(0, 1) },
+            "narrow": { x.narrow(0, 1, 2) },
+            "mm": { x.mm(w) }, "mm_self_only": { x.mm(w.detach()) }, "mm_mat2_only": { x.detach().mm(w) },
+            "addmm": { torch.addmm(b, x, w) }, "addmm_beta_alpha": { torch.addmm(b, x, w, beta: 0.5, alpha: 2) },
+            "linear": { F.linear(x, w.t(), b) }, "bmm": { torch.bmm(x3, g([2, 4, 5])) },
+            "bmm_self_only": { torch.bmm(x3, torch.rand(2, 4, 5)) }, "mv": { x.mv(g([4])) }, "dot": { b.dot(g([2])) },
+            "conv": { F.conv2d(img, cw, cb, padding: 1) }, "conv_nobias_stride": { F.conv2d(img, cw, stride: 2) },
+            "conv_transpose": { F.convTranspose2d(img, g([3, 4, 3, 3]), stride: 2, outputPadding: 1) },
+            "maxpool": { F.maxPool2d(img, 2) },
+            "maxpool_ceil": { F.maxPool2d(img, 3, stride: 2, padding: 1, ceilMode: true) },
+            "avgpool": { F.avgPool2d(img, 2) },
+            "avgpool_pad": { F.avgPool2d(img, 2, stride: 1, padding: 1, countIncludePad: false) },
+            "batchnorm_train": { F.batchNorm(img, torch.zeros(3), torch.ones(3), weight: bw, bias: bb, training: true) },
+            "batchnorm_eval": { F.batchNorm(img, torch.zeros(3), torch.ones(3), weight: bw, bias: bb, training: false) },
+            "layernorm": { F.layerNorm(x, [4], weight: lw, bias: lb) },
+            "log_softmax": { F.logSoftmax(x, dim: 1) }, "log_softmax_neg": { F.logSoftmax(x, dim: -1) },
+            "softmax": { F.softmax(x, dim: 0) },
+            "nll": { F.nllLoss(x, t) }, "nll_sum_ignore": { F.nllLoss(x, t, ignoreIndex: 1, reduction: .sum) },
+            "nll_weight": { F.nllLoss(x, t, weight: torch.ones(4)) },
+            "mse": { F.mseLoss(x, a) }, "mse_sum": { F.mseLoss(x, p, reduction: .sum) },
+            "smooth_l1": { F.smoothL1Loss(x, p) }, "huber": { F.huberLoss(x, p, delta: 0.5) },
+            "bce": { F.binaryCrossEntropy(x.sigmoid(), p) }, "bce_logits": { F.binaryCrossEntropyWithLogits(x, p) },
+            "leaky_relu": { F.leakyRelu(x) }, "gelu": { F.gelu(x) }, "gelu_tanh": { F.gelu(x, approximate: "tanh") },
+            "elu": { F.elu(x) }, "selu": { F.selu(x) }, "celu": { F.celu(x) }, "silu": { F.silu(x) },
+            "mish": { F.mish(x) }, "hardtanh": { F.hardtanh(x) }, "relu6": { F.relu6(x) },
+            "cat": { torch.cat([x, a]) }, "stack": { torch.stack([x, a], dim: 1) }, "cumsum": { x.cumsum(dim: 1) },
+            "where": { torch.where(p .> 0.5, x, a) },
+            "hardsigmoid": { F.hardsigmoid(x) }, "hardswish": { F.hardswish(x) }, "softplus": { F.softplus(x) },
+        ]
+        XCTAssertEqual(Set(ops.keys), Set(expected.keys))
+        for (name, op) in ops.sorted(by: { $0.key < $1.key }) {
+            let fn = try XCTUnwrap(op().gradFn, name)
+            let ours = attributeTable(fn.name, fn.savedAttributes(), maxAttrChars: 50)
+            XCTAssertEqual(ours, expected[name], name)
+        }
+    }
+
     func testAttributeTableLayout() {
         let attrs: [SavedAttribute] = [.int("alpha", 1), .tensor("self", torch.zeros(2)), .ints("dim", [-1]),
                                        .ints("sizes", [3]), .scalar("beta", 0.5), .bool("keepdim", true), .none("weight")]

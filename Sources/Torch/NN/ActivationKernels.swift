@@ -35,7 +35,8 @@ enum ActivationKind {
     }
 
     /// PyTorch's `_saved_` attributes of the node, with the saved input `x` as `self`.
-    /// Scalars follow `SavedAttribute.scalar` (ELU's `alpha` is a Python float by default).
+    /// Scalars follow `SavedAttribute.scalar`, except those that are Python floats by default
+    /// (ELU's `alpha`, hardtanh's bounds).
     func savedAttributes(_ x: Tensor?) -> [SavedAttribute] {
         let input = SavedAttribute.tensor("self", x)
         switch self {
@@ -45,7 +46,9 @@ enum ActivationKind {
         case .celu(let alpha): return [.float("alpha", alpha), input]
         case .gelu: return [SavedAttribute(name: "approximate", value: .text("none")), input]
         case .geluTanh: return [SavedAttribute(name: "approximate", value: .text("tanh")), input]
-        case .hardtanh(let lo, let hi): return [.scalar("max_val", hi), .scalar("min_val", lo), input]
+        case .hardtanh(0, 6):   // relu6 passes ints; F.hardtanh(x, 0.0, 6.0) would show 0.0 and 6.0 in PyTorch
+            return [.scalar("max_val", 6), .scalar("min_val", 0), input]
+        case .hardtanh(let lo, let hi): return [.float("max_val", hi), .float("min_val", lo), input]
         case .softplus(let beta, let threshold): return [.scalar("beta", beta), input, .scalar("threshold", threshold)]
         case .silu, .mish, .hardsigmoid, .hardswish: return [input]
         }

@@ -440,7 +440,7 @@ extension Tensor {
         let outType = dtype ?? (self.dtype.isFloatingPoint ? self.dtype : .int64)
         let out = scan(d, outType) { $0 + $1 }
         if needsGrad {
-            record("CumsumBackward0", out, inputs: [self]) { _, g in
+            record("CumsumBackward0", out, inputs: [self], saved: { [.int("dim", dim)] }) { _, g in
                 // Reverse cumulative sum: total - cumsum + g.
                 [g.sum(dim: d, keepdim: true) - g.cumsum(dim: d) + g]
             }
