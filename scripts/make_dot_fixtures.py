@@ -70,6 +70,13 @@ def addmm():
     return make_dot(y, params={"x": x, "w": w, "b": b}, show_attrs=True, show_saved=True)
 
 
+def index_columns():
+    # A tuple of saved tensors with a None: IndexBackward0's indices are (None, idx), drawn as indices[1].
+    x = torch.rand(3, 4, requires_grad=True)
+    y = x[:, torch.tensor([1, 1])].sum()
+    return make_dot(y, params={"x": x}, show_attrs=True, show_saved=True)
+
+
 def small_cnn():
     # conv -> relu -> maxpool -> flatten -> linear -> cross entropy, written as log_softmax +
     # nll_loss (what F.cross_entropy records in PyTorch). The input does not require grad.
@@ -131,6 +138,7 @@ def op_labels():
         "mish": lambda: F.mish(x), "hardtanh": lambda: F.hardtanh(x), "relu6": lambda: F.relu6(x),
         "cat": lambda: torch.cat([x, a]), "stack": lambda: torch.stack([x, a], 1), "cumsum": lambda: x.cumsum(1),
         "where": lambda: torch.where(p > 0.5, x, a),
+        "index": lambda: x[torch.tensor([0, 2])], "index_cols": lambda: x[:, torch.tensor([1, 1])],
         "hardsigmoid": lambda: F.hardsigmoid(x), "hardswish": lambda: F.hardswish(x), "softplus": lambda: F.softplus(x),
     }
     return {name: get_fn_name(op().grad_fn, True, 50) for name, op in ops.items()}
@@ -140,7 +148,7 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     for name, build in [("tutorial001", tutorial001), ("tutorial001_plain", tutorial001_plain),
                         ("matmul_add", matmul_add), ("matmul_add_narrow", matmul_add_narrow), ("addmm", addmm),
-                        ("small_cnn", small_cnn)]:
+                        ("index_columns", index_columns), ("small_cnn", small_cnn)]:
         source = build().source
         path = os.path.join(OUT, f"{name}.dot")
         with open(path, "w") as f:

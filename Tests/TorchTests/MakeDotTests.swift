@@ -112,6 +112,12 @@ final class MakeDotTests: XCTestCase {
         try assertSameGraph(makeDot(y, params: params, showAttrs: true, showSaved: true), "addmm")
     }
 
+    func testSavedTensorTupleMatchesTorchviz() throws {
+        let x = torch.rand(3, 4, requiresGrad: true)
+        let y = x[0..., torch.tensor([1, 1])].sum()
+        try assertSameGraph(makeDot(y, params: ["x": x], showAttrs: true, showSaved: true), "index_columns")
+    }
+
     private func smallCNN() -> (nn.Sequential, Tensor, Tensor) {
         torch.manualSeed(0)
         let model = nn.Sequential(nn.Conv2d(1, 2, 3, padding: 1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(8, 3))
@@ -213,6 +219,7 @@ final class MakeDotTests: XCTestCase {
             "mish": { F.mish(x) }, "hardtanh": { F.hardtanh(x) }, "relu6": { F.relu6(x) },
             "cat": { torch.cat([x, a]) }, "stack": { torch.stack([x, a], dim: 1) }, "cumsum": { x.cumsum(dim: 1) },
             "where": { torch.where(p .> 0.5, x, a) },
+            "index": { x[torch.tensor([0, 2])] }, "index_cols": { x[0..., torch.tensor([1, 1])] },
             "hardsigmoid": { F.hardsigmoid(x) }, "hardswish": { F.hardswish(x) }, "softplus": { F.softplus(x) },
         ]
         XCTAssertEqual(Set(ops.keys), Set(expected.keys))

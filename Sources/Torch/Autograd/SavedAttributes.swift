@@ -11,8 +11,8 @@ struct SavedAttribute {
         /// A saved tensor: the object itself, so a saved leaf is drawn as the leaf's node, as
         /// PyTorch hands back the leaf's own Python object.
         case tensor(Tensor)
-        /// A tuple of tensors (`_saved_indices` of `IndexBackward0`).
-        case tensors([Tensor])
+        /// A tuple of tensors, `None` where a dim is not indexed (`_saved_indices` of `IndexBackward0`).
+        case tensors([Tensor?])
         /// Python's `str()` of any other value: `1`, `0.5`, `(3, 2)`, `None`, `True`.
         case text(String)
     }
@@ -31,7 +31,7 @@ extension SavedAttribute {
     /// The tensor behind a `SavedTensor` (the input itself, or the output's grad_fn-less alias).
     static func tensor(_ name: String, _ s: SavedTensor?) -> SavedAttribute { tensor(name, s?.tensor) }
 
-    static func tensors(_ name: String, _ ts: [Tensor]) -> SavedAttribute {
+    static func tensors(_ name: String, _ ts: [Tensor?]) -> SavedAttribute {
         SavedAttribute(name: name, value: .tensors(ts))
     }
 

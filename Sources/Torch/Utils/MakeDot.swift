@@ -218,6 +218,7 @@ extension AutogradDotBuilder {
                 node(t, label(t, name: a.name), fill: "orange")
             case .tensors(let ts):
                 for (i, t) in ts.enumerated() {
+                    guard let t else { continue }
                     edge(fn, t, "dir=none")
                     node(t, label(t, name: "\(a.name)[\(i)]"), fill: "orange")
                 }
@@ -236,7 +237,9 @@ func attributeTable(_ name: String, _ attributes: [SavedAttribute], maxAttrChars
     let rows = attributes.map { a -> (String, String) in
         switch a.value {
         case .tensor: return (a.name, "[saved tensor]")
-        case .tensors(let ts): return (a.name, ts.isEmpty ? "()" : "[saved tensors]")
+        case .tensors(let ts):
+            if ts.contains(where: { $0 != nil }) { return (a.name, "[saved tensors]") }
+            return (a.name, ts.count == 1 ? "(None,)" : "(" + ts.map { _ in "None" }.joined(separator: ", ") + ")")
         case .text(let s): return (a.name, s)
         }
     }
