@@ -19,16 +19,16 @@ extension Tensor {
 
     /// Makes this tensor the output of a new node after an in-place op.
     /// `backward(node, g)` returns the gradients for [this tensor's previous value] + `inputs`.
-    func rebaseHistory(_ name: String, inputs: [Tensor], backward: @escaping (FunctionNode, Tensor) -> [Tensor?]) {
+    /// `saved` lists the node's PyTorch `_saved_` attributes, as for `record`.
+    func rebaseHistory(_ name: String, inputs: [Tensor], saved: (() -> [SavedAttribute])? = nil,
+                       backward: @escaping (FunctionNode, Tensor) -> [Tensor?]) {
         if let base = viewBase {
             rebaseViewHistory(base: base, name: name, inputs: inputs, backward: backward)
             return
         }
         let oldEdge = gradientEdge()
-        let node = FunctionNode(name: name, nextEdges: [oldEdge] + inputs.map { $0.gradientEdge() }) { node, grads in
-            guard let g = grads[0] else { return [Tensor?](repeating: nil, count: node.nextEdges.count) }
-            return backward(node, g)
-        }
+        let node = FunctionNode(name: name, nextEdges: [oldEdge] + inputs.map { $0.gradientEdge() }, describe: saved,
+                                single: backward)
         gradFn = node
         outputNr = 0
         _requiresGrad = true

@@ -60,29 +60,67 @@ public class Node: CustomStringConvertible {
 
     /// Frees the tensors saved for backward (after a backward without `retainGraph`).
     func releaseSaved() {}
+
+    /// PyTorch's `grad_fn._saved_<name>` attributes in `dir()` order (sorted by name), for
+    /// torchviz's `makeDot(showAttrs:showSaved:)`. Empty for nodes that define none and once
+    /// the saved tensors were freed by a backward pass.
+    func savedAttributes() -> [SavedAttribute] { [] }
 }
 
 /// A node whose backward is a closure over the tensors saved by the forward op.
+///
+/// Single-output ops (`record`) store their `(node, gradOutput)` closure as it is; the node
+/// unwraps the one output gradient itself, so recording allocates one closure context per op.
+/// Ops that have PyTorch `_saved_` attributes also pass `describe`, which builds them only when
+/// asked (by `makeDot`); it is dropped with the saved tensors.
 final class FunctionNode: Node {
     typealias Backward = (FunctionNode, [Tensor?]) -> [Tensor?]
+    typealias SingleBackward = (FunctionNode, Tensor) -> [Tensor?]
     private var backward: Backward?
+    private var singleBackward: SingleBackward?
+    private var describe: (() -> [SavedAttribute])?
 
-    init(name: String, nextEdges: [Edge], numOutputs: Int = 1, backward: @escaping Backward) {
+    init(name: String, nextEdges: [Edge], numOutputs: Int = 1, describe: (() -> [SavedAttribute])? = nil,
+         backward: @escaping Backward) {
         self.backward = backward
+        self.describe = describe
         super.init(name: name, nextEdges: nextEdges, numOutputs: numOutputs)
     }
 
+    /// A one-output node: `backward` gets the output's gradient and is not called when there is none.
+    init(name: String, nextEdges: [Edge], describe: (() -> [SavedAttribute])? = nil,
+         single backward: @escaping SingleBackward) {
+        self.singleBackward = backward
+        self.describe = describe
+        super.init(name: name, nextEdges: nextEdges, numOutputs: 1)
+    }
+
     override func apply(_ grads: [Tensor?]) -> [Tensor?] {
+        if let singleBackward {
+            guard let g = grads[0] else { return [Tensor?](repeating: nil, count: nextEdges.count) }
+            return singleBackward(self, g)
+        }
         guard let backward else {
             preconditionFailure(AutogradMessage.backwardTwice)
         }
         return backward(self, grads)
     }
 
-    override func releaseSaved() { backward = nil }
+    override func releaseSaved() {
+        backward = nil
+        singleBackward = nil
+        describe = nil
+    }
+
+    override func savedAttributes() -> [SavedAttribute] {
+        guard let describe else { return [] }
+        return describe().sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+    }
 
     deinit {
         if backward != nil { DeferredRelease.release(backward.take()!) }
+        if singleBackward != nil { DeferredRelease.release(singleBackward.take()!) }
+        if describe != nil { DeferredRelease.release(describe.take()!) }
     }
 }
 

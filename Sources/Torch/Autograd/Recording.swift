@@ -35,13 +35,13 @@ extension Tensor {
 
 /// Records a single-output op: `backward(node, gradOutput)` returns one gradient per input
 /// (nil where an input gets none). Returns `output` for chaining.
+///
+/// `saved`, given by ops that have PyTorch `_saved_` attributes, lists them (see `SavedAttribute`);
+/// it runs only when something asks (`makeDot(showAttrs:showSaved:)`), never while recording.
 @discardableResult
-func record(_ name: String, _ output: Tensor, inputs: [Tensor],
+func record(_ name: String, _ output: Tensor, inputs: [Tensor], saved: (() -> [SavedAttribute])? = nil,
             backward: @escaping (FunctionNode, Tensor) -> [Tensor?]) -> Tensor {
-    let node = FunctionNode(name: name, nextEdges: inputs.map { $0.gradientEdge() }) { node, grads in
-        guard let g = grads[0] else { return [Tensor?](repeating: nil, count: node.nextEdges.count) }
-        return backward(node, g)
-    }
+    let node = FunctionNode(name: name, nextEdges: inputs.map { $0.gradientEdge() }, describe: saved, single: backward)
     output.gradFn = node
     output.outputNr = 0
     output._requiresGrad = true
@@ -50,10 +50,10 @@ func record(_ name: String, _ output: Tensor, inputs: [Tensor],
 }
 
 /// Records an op with several outputs; missing output gradients are passed as nil.
-func recordMulti(_ name: String, _ outputs: [Tensor], inputs: [Tensor],
+func recordMulti(_ name: String, _ outputs: [Tensor], inputs: [Tensor], saved: (() -> [SavedAttribute])? = nil,
                  backward: @escaping (FunctionNode, [Tensor?]) -> [Tensor?]) {
     let node = FunctionNode(name: name, nextEdges: inputs.map { $0.gradientEdge() },
-                            numOutputs: outputs.count, backward: backward)
+                            numOutputs: outputs.count, describe: saved, backward: backward)
     for (i, o) in outputs.enumerated() {
         o.gradFn = node
         o.outputNr = i

@@ -34,6 +34,26 @@ enum ActivationKind {
         }
     }
 
+    /// PyTorch's `_saved_` attributes of the node, with the saved input `x` as `self`.
+    /// Scalars follow `SavedAttribute.scalar`, except those that are Python floats by default
+    /// (ELU's `alpha`, hardtanh's bounds).
+    func savedAttributes(_ x: Tensor?) -> [SavedAttribute] {
+        let input = SavedAttribute.tensor("self", x)
+        switch self {
+        case .leakyRelu(let slope): return [.scalar("negative_slope", slope), input]
+        case .elu(let alpha, let scale, let inputScale):
+            return [.float("alpha", alpha), .scalar("input_scale", inputScale), .scalar("scale", scale), input]
+        case .celu(let alpha): return [.float("alpha", alpha), input]
+        case .gelu: return [SavedAttribute(name: "approximate", value: .text("none")), input]
+        case .geluTanh: return [SavedAttribute(name: "approximate", value: .text("tanh")), input]
+        case .hardtanh(0, 6):   // relu6 passes ints; F.hardtanh(x, 0.0, 6.0) would show 0.0 and 6.0 in PyTorch
+            return [.scalar("max_val", 6), .scalar("min_val", 0), input]
+        case .hardtanh(let lo, let hi): return [.float("max_val", hi), .float("min_val", lo), input]
+        case .softplus(let beta, let threshold): return [.scalar("beta", beta), input, .scalar("threshold", threshold)]
+        case .silu, .mish, .hardsigmoid, .hardswish: return [input]
+        }
+    }
+
     /// PyTorch's op name, for messages.
     var opName: String {
         switch self {
@@ -234,7 +254,7 @@ func activation(_ kind: ActivationKind, _ x: Tensor) -> Tensor {
     let result = compute == x.dtype ? out : out.to(x.dtype)
     if x.needsGrad {
         let sx = SavedTensor(x)
-        record(kind.nodeName, result, inputs: [x]) { node, g in
+        record(kind.nodeName, result, inputs: [x], saved: { kind.savedAttributes(sx.tensor) }) { node, g in
             [activationBackward(kind, g, sx.unpack(node))]
         }
     }

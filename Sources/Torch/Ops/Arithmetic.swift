@@ -217,6 +217,20 @@ private func nodeName(_ op: BinaryOp) -> String {
     }
 }
 
+/// The `_saved_` attributes PyTorch's node for `op` has (see `SavedAttribute`).
+private func binarySavedAttributes(_ op: BinaryOp, _ scalarBase: Bool, _ sa: SavedTensor?, _ sb: SavedTensor?,
+                                   _ so: SavedTensor?) -> (() -> [SavedAttribute])? {
+    switch op {
+    case .add, .sub: return { [.int("alpha", 1)] }
+    case .floorDivide: return nil
+    case .pow where scalarBase:
+        return { [.tensor("exponent", sb), .tensor("result", so), .scalar("self", sa.map { $0.tensor.item() } ?? 0)] }
+    case .pow: return { [.tensor("exponent", sb), .tensor("result", so), .tensor("self", sa)] }
+    case .mul, .div, .maximum, .minimum, .atan2, .remainder, .fmod:
+        return { [.tensor("other", sb), .tensor("self", sa)] }
+    }
+}
+
 /// `op(a, b)` with autograd.
 func binary(_ op: BinaryOp, _ a: Tensor, _ b: Tensor) -> Tensor {
     let out = binaryForward(op, a, b)
@@ -227,13 +241,15 @@ func binary(_ op: BinaryOp, _ a: Tensor, _ b: Tensor) -> Tensor {
         case .add, .sub, .floorDivide: savesInputs = false
         default: savesInputs = true
         }
-        let sa = savesInputs ? SavedTensor(a) : nil
-        let sb = savesInputs ? SavedTensor(b) : nil
+        // Like PyTorch, mul and div keep `self` only for `other`'s gradient, and mul keeps `other`
+        // only for `self`'s.
+        let sa = savesInputs && (needB || (op != .mul && op != .div)) ? SavedTensor(a) : nil
+        let sb = savesInputs && (needA || op != .mul) ? SavedTensor(b) : nil
         let so = op == .pow ? SavedTensor(output: out) : nil
         let aShape = a.shape, bShape = b.shape, aType = a.dtype, bType = b.dtype
         // A Swift number on the left is PyTorch's `number - tensor` (rsub) / `number ** tensor` (pow.Scalar).
         let name = a.isWrappedNumber && op == .sub ? "RsubBackward1" : (a.isWrappedNumber && op == .pow ? "PowBackward2" : nodeName(op))
-        record(name, out, inputs: [a, b]) { node, g in
+        record(name, out, inputs: [a, b], saved: binarySavedAttributes(op, a.isWrappedNumber, sa, sb, so)) { node, g in
             binaryBackward(op, node, g, sa, sb, so, aShape, bShape, aType, bType, needA, needB)
         }
     }

@@ -166,7 +166,7 @@ extension torch {
         if anyNeedsGrad(a, b) {
             let sc = SavedTensor(cond)
             let aShape = a.shape, bShape = b.shape
-            record("WhereBackward0", result, inputs: [a, b]) { node, g in
+            record("WhereBackward0", result, inputs: [a, b], saved: { [.tensor("condition", sc)] }) { node, g in
                 let c = sc.unpack(node)
                 let z = torch.zerosLike(g)
                 return [torch.where(c, g, z).sumToSize(aShape), torch.where(c, z, g).sumToSize(bShape)]

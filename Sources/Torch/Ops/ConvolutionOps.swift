@@ -33,8 +33,9 @@ private func withConvElement(_ dtype: DType, _ op: String, _ body: (any ConvElem
 }
 
 /// Y = conv(X, W) + bias. Recorded as `name`.
+/// `outputPadding` is given for `torch.convolution`'s own node, which lists PyTorch's `_saved_` attributes.
 func convSmallFromBig(_ big: Tensor, _ weight: Tensor, bias: Tensor?, _ p: ConvProblem,
-                      name: String = "ConvolutionBackwardBackward0") -> Tensor {
+                      name: String = "ConvolutionBackwardBackward0", outputPadding: [Int]? = nil) -> Tensor {
     let n = big.shape[0]
     let out = Tensor(uninitializedShape: p.smallShape(batch: n), dtype: big.dtype)
     let x = contiguousOperand(big), w = contiguousOperand(weight), b = bias.map(contiguousOperand)
@@ -48,7 +49,8 @@ func convSmallFromBig(_ big: Tensor, _ weight: Tensor, bias: Tensor?, _ p: ConvP
     if anyNeedsGrad(inputs) {
         let needs = inputs.map { $0._requiresGrad }
         let sx = needs[1] ? SavedTensor(big) : nil, sw = needs[0] ? SavedTensor(weight) : nil
-        record(name, out, inputs: inputs) { node, g in
+        let saved = outputPadding.map { convolutionAttributes(p, transposed: false, outputPadding: $0, big, weight, bias) }
+        record(name, out, inputs: inputs, saved: saved) { node, g in
             var grads: [Tensor?] = [
                 needs[0] ? convBigFromSmall(g, sw!.unpack(node), bias: nil, p) : nil,
                 needs[1] ? convWeightGrad(g, sx!.unpack(node), p) : nil,
@@ -62,7 +64,7 @@ func convSmallFromBig(_ big: Tensor, _ weight: Tensor, bias: Tensor?, _ p: ConvP
 
 /// X = convᵀ(Y, W) + bias (the transposed convolution). Recorded as `name`.
 func convBigFromSmall(_ small: Tensor, _ weight: Tensor, bias: Tensor?, _ p: ConvProblem,
-                      name: String = "ConvolutionBackwardBackward0") -> Tensor {
+                      name: String = "ConvolutionBackwardBackward0", outputPadding: [Int]? = nil) -> Tensor {
     let n = small.shape[0]
     let out = Tensor(uninitializedShape: p.bigShape(batch: n), dtype: small.dtype)
     let y = contiguousOperand(small), w = contiguousOperand(weight), b = bias.map(contiguousOperand)
@@ -76,7 +78,8 @@ func convBigFromSmall(_ small: Tensor, _ weight: Tensor, bias: Tensor?, _ p: Con
     if anyNeedsGrad(inputs) {
         let needs = inputs.map { $0._requiresGrad }
         let sy = needs[1] ? SavedTensor(small) : nil, sw = needs[0] ? SavedTensor(weight) : nil
-        record(name, out, inputs: inputs) { node, g in
+        let saved = outputPadding.map { convolutionAttributes(p, transposed: true, outputPadding: $0, small, weight, bias) }
+        record(name, out, inputs: inputs, saved: saved) { node, g in
             var grads: [Tensor?] = [
                 needs[0] ? convSmallFromBig(g, sw!.unpack(node), bias: nil, p) : nil,
                 needs[1] ? convWeightGrad(sy!.unpack(node), g, p) : nil,
@@ -86,6 +89,20 @@ func convBigFromSmall(_ small: Tensor, _ weight: Tensor, bias: Tensor?, _ p: Con
         }
     }
     return out
+}
+
+/// `ConvolutionBackward0`'s `_saved_` attributes. PyTorch keeps `input` and `weight` whichever
+/// gradients are wanted, so they are listed (and kept alive with the node) even where the backward
+/// closure does not need one of them.
+private func convolutionAttributes(_ p: ConvProblem, transposed: Bool, outputPadding: [Int],
+                                   _ input: Tensor, _ weight: Tensor, _ bias: Tensor?) -> () -> [SavedAttribute] {
+    let biasSizes = bias.map { $0.shape } ?? [0]
+    return {
+        let g = p.geometry, n = p.spatialDims
+        return [.ints("bias_sym_sizes_opt", biasSizes), .ints("dilation", Array(g.dilation.suffix(n))), .int("groups", g.groups),
+                .tensor("input", input), .ints("output_padding", outputPadding), .ints("padding", Array(g.padding.suffix(n))),
+                .ints("stride", Array(g.stride.suffix(n))), .bool("transposed", transposed), .tensor("weight", weight)]
+    }
 }
 
 /// dW = Σₙ Y[n] · im2col(X[n])ᵀ: the weight gradient of both convolutions, itself differentiable.
@@ -195,8 +212,8 @@ extension torch {
         }
         let problem = ConvProblem(geometry: geometry, spatialDims: sd)
         return transposed
-            ? convBigFromSmall(input, weight, bias: bias, problem, name: "ConvolutionBackward0")
-            : convSmallFromBig(input, weight, bias: bias, problem, name: "ConvolutionBackward0")
+            ? convBigFromSmall(input, weight, bias: bias, problem, name: "ConvolutionBackward0", outputPadding: op0)
+            : convSmallFromBig(input, weight, bias: bias, problem, name: "ConvolutionBackward0", outputPadding: op0)
     }
 }
 

@@ -352,7 +352,8 @@ func advancedIndex(_ c: CanonicalIndex, base: Tensor) -> Tensor {
         let src = c.src === base ? base : base.permute(permutationOf(c, baseRank: base.dim))
         let inShape = src.shape, start = c.start
         let list: [Tensor?] = [Tensor?](repeating: nil, count: start) + c.indices.map { Optional($0) }
-        record("IndexBackward0", out, inputs: [src]) { _, g in
+        record("IndexBackward0", out, inputs: [src],
+               saved: { [.tensors("indices", list), .ints("self_sym_sizes", inShape)] }) { _, g in
             [torch.zeros(inShape, dtype: g.dtype).indexPut_(list, g, accumulate: true)]
         }
     }

@@ -113,7 +113,7 @@ extension torch {
         if anyNeedsGrad(tensors) {
             let sizes = shapes.map { catSkipsTensor($0) ? -1 : $0[d] }
             let types = tensors.map(\.dtype), needs = tensors.map(\._requiresGrad)
-            record("CatBackward0", out, inputs: tensors) { _, g in
+            record("CatBackward0", out, inputs: tensors, saved: { [.int("dim", dim)] }) { _, g in
                 var grads: [Tensor?] = []
                 grads.reserveCapacity(sizes.count)
                 var offset = 0
@@ -157,7 +157,7 @@ extension torch {
         }
         if anyNeedsGrad(tensors) {
             let types = tensors.map(\.dtype), needs = tensors.map(\._requiresGrad)
-            record("StackBackward0", out, inputs: tensors) { _, g in
+            record("StackBackward0", out, inputs: tensors, saved: { [.int("dim", dim)] }) { _, g in
                 (0..<types.count).map { i in needs[i] ? g.select(d, i).to(types[i]) : nil }
             }
         }

@@ -62,6 +62,23 @@ private func mmMat2Backward(_ g: Tensor, _ mat1: Tensor, columnMajor: Bool) -> T
     columnMajor ? g.t().mm(mat1).t() : mat1.t().mm(g)
 }
 
+/// The `_saved_` attributes of mm/addmm for its two matrices (name, tensor, what was saved for the
+/// other's gradient, whether it needs a gradient itself): each matrix as a tensor (kept only for
+/// the other's gradient), its sizes, and its strides (kept only for its own gradient, `()` otherwise);
+/// addmm adds its `alpha` and `beta`.
+private func matmulAttributes(_ a: (String, Tensor, SavedTensor?, Bool), _ b: (String, Tensor, SavedTensor?, Bool),
+                              alphaBeta: (Double, Double)? = nil) -> () -> [SavedAttribute] {
+    let (nameA, sa, needA) = (a.0, a.2, a.3), (nameB, sb, needB) = (b.0, b.2, b.3)
+    let aShape = a.1.shape, aStrides = a.1.strides, bShape = b.1.shape, bStrides = b.1.strides
+    return {
+        var r: [SavedAttribute] = []
+        if let (alpha, beta) = alphaBeta { r += [.scalar("alpha", alpha), .scalar("beta", beta)] }
+        r += [.tensor(nameA, sa), .ints(nameA + "_sym_sizes", aShape), .ints(nameA + "_sym_strides", needA ? aStrides : [])]
+        r += [.tensor(nameB, sb), .ints(nameB + "_sym_sizes", bShape), .ints(nameB + "_sym_strides", needB ? bStrides : [])]
+        return r
+    }
+}
+
 extension Tensor {
     /// Matrix product of two 2-D tensors.
     public func mm(_ other: Tensor) -> Tensor {
@@ -77,7 +94,8 @@ extension Tensor {
             let needA = _requiresGrad, needB = other._requiresGrad
             let sa = needB ? SavedTensor(self) : nil, sb = needA ? SavedTensor(other) : nil
             let colA = isColumnMajor(self), colB = isColumnMajor(other)
-            record("MmBackward0", result, inputs: [self, other]) { node, g in
+            record("MmBackward0", result, inputs: [self, other],
+                   saved: matmulAttributes(("self", self, sa, needA), ("mat2", other, sb, needB))) { node, g in
                 [needA ? mmMat1Backward(g, sb!.unpack(node), columnMajor: colA) : nil,
                  needB ? mmMat2Backward(g, sa!.unpack(node), columnMajor: colB) : nil]
             }
@@ -101,10 +119,10 @@ extension Tensor {
         let result = compute == dt ? out : out.to(dt)
         if anyNeedsGrad(self, other) {
             let needA = _requiresGrad, needB = other._requiresGrad
-            let sa = SavedTensor(self), sb = SavedTensor(other)
-            record("BmmBackward0", result, inputs: [self, other]) { node, g in
-                [needA ? g.bmm(sb.unpack(node).transpose(1, 2)) : nil,
-                 needB ? sa.unpack(node).transpose(1, 2).bmm(g) : nil]
+            let sa = needB ? SavedTensor(self) : nil, sb = needA ? SavedTensor(other) : nil
+            record("BmmBackward0", result, inputs: [self, other], saved: { [.tensor("mat2", sb), .tensor("self", sa)] }) { node, g in
+                [needA ? g.bmm(sb!.unpack(node).transpose(1, 2)) : nil,
+                 needB ? sa!.unpack(node).transpose(1, 2).bmm(g) : nil]
             }
         }
         return result
@@ -118,7 +136,7 @@ extension Tensor {
         if anyNeedsGrad(self, v) {
             let needM = _requiresGrad, needV = v._requiresGrad
             let sm = needV ? SavedTensor(self) : nil, sv = needM ? SavedTensor(v) : nil
-            record("MvBackward0", out, inputs: [self, v]) { node, g in
+            record("MvBackward0", out, inputs: [self, v], saved: { [.tensor("self", sm), .tensor("vec", sv)] }) { node, g in
                 [needM ? g.outer(sv!.unpack(node)) : nil, needV ? sm!.unpack(node).t().mv(g) : nil]
             }
         }
@@ -133,7 +151,7 @@ extension Tensor {
         if anyNeedsGrad(self, other) {
             let needA = _requiresGrad, needB = other._requiresGrad
             let sa = needB ? SavedTensor(self) : nil, sb = needA ? SavedTensor(other) : nil
-            record("DotBackward0", out, inputs: [self, other]) { node, g in
+            record("DotBackward0", out, inputs: [self, other], saved: { [.tensor("self", sa), .tensor("tensor", sb)] }) { node, g in
                 [needA ? g * sb!.unpack(node) : nil, needB ? g * sa!.unpack(node) : nil]
             }
         }
@@ -209,7 +227,8 @@ extension torch {
             let s1 = n2 ? SavedTensor(mat1) : nil, s2 = n1 ? SavedTensor(mat2) : nil
             let inShape = input.shape
             let col1 = isColumnMajor(mat1), col2 = isColumnMajor(mat2)
-            record("AddmmBackward0", result, inputs: [input, mat1, mat2]) { node, g in
+            record("AddmmBackward0", result, inputs: [input, mat1, mat2],
+                   saved: matmulAttributes(("mat1", mat1, s1, n1), ("mat2", mat2, s2, n2), alphaBeta: (alpha, beta))) { node, g in
                 let gi: Tensor? = ni ? (beta == 1 ? g : g * beta).sumToSize(inShape) : nil
                 var g1: Tensor? = n1 ? mmMat1Backward(g, s2!.unpack(node), columnMajor: col1) : nil
                 var g2: Tensor? = n2 ? mmMat2Backward(g, s1!.unpack(node), columnMajor: col2) : nil

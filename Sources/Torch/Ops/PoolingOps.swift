@@ -12,6 +12,9 @@ struct PoolSpec {
     var spatialDims: Int
     var countIncludePad = true
     var divisorOverride: Int? = nil
+    /// As the caller gave them, for the node's `_saved_` attributes: PyTorch keeps an omitted stride as `()`.
+    var ceilMode = false
+    var givenStride: [Int] = []
     /// PyTorch's node-name suffix: `2D`, `3D`.
     var nameDims: String { spatialDims == 3 ? "3D" : "2D" }
 
@@ -70,7 +73,31 @@ func poolSpec(_ input: Tensor, dims: Int, kernel: [Int], stride: [Int]?, padding
     let axes = (0..<3).map {
         PoolAxis(input: inp[$0], output: outp[$0], kernel: k3[$0], stride: s3[$0], padding: p3[$0], dilation: d3[$0])
     }
-    return PoolSpec(geometry: PoolGeometry(axes: axes, input: inp, output: outp), spatialDims: dims)
+    var spec = PoolSpec(geometry: PoolGeometry(axes: axes, input: inp, output: outp), spatialDims: dims)
+    spec.ceilMode = ceilMode
+    spec.givenStride = stride.map { $0.isEmpty ? [] : s } ?? []
+    return spec
+}
+
+/// PyTorch's `_saved_` attributes of a max (given `indices`) or average pooling node over `spec`.
+private func poolingAttributes(_ spec: PoolSpec, input: Tensor, indices: Tensor?) -> () -> [SavedAttribute] {
+    {
+        let axes = spec.geometry.axes.suffix(spec.spatialDims)
+        let fixed = axes.compactMap { $0.fixed }
+        guard fixed.count == spec.spatialDims else {
+            // Adaptive pooling keeps its input and, for max pooling, the indices.
+            return (indices.map { [.tensor("result1", $0)] } ?? []) + [.tensor("self", input)]
+        }
+        var r: [SavedAttribute] = [.bool("ceil_mode", spec.ceilMode)]
+        if let indices {
+            r += [.ints("dilation", axes.map { $0.step }), .tensor("result1", indices)]
+        } else {
+            r += [.bool("count_include_pad", spec.countIncludePad),
+                  spec.divisorOverride.map { .int("divisor_override", $0) } ?? .none("divisor_override")]
+        }
+        return r + [.ints("kernel_size", fixed.map { $0.kernel }), .ints("padding", fixed.map { $0.padding }),
+                    .tensor("self", input), .ints("stride", spec.givenStride)]
+    }
 }
 
 /// The spec of an adaptive pooling to `outputSize` (nil entries keep the input size).
@@ -98,7 +125,9 @@ func maxPoolForward(_ input: Tensor, _ spec: PoolSpec, name: String) -> (Tensor,
     let out = maxPoolCompute(input, spec, indices: indices)
     if input.needsGrad {
         let inShape = input.shape
-        record(name, out, inputs: [input]) { _, g in [maxPoolScatter(g, indices, spec, inputShape: inShape)] }
+        record(name, out, inputs: [input], saved: poolingAttributes(spec, input: input, indices: indices)) { _, g in
+            [maxPoolScatter(g, indices, spec, inputShape: inShape)]
+        }
     }
     return (out, indices)
 }
@@ -175,7 +204,9 @@ func averagePool(_ input: Tensor, _ spec: PoolSpec, name: String) -> Tensor {
     withPoolElement(input.dtype, "avg_pool") { run($0) }
     if input.needsGrad {
         let inShape = input.shape
-        record(name, out, inputs: [input]) { _, g in [averagePoolAdjoint(g, spec, inputShape: inShape)] }
+        record(name, out, inputs: [input], saved: poolingAttributes(spec, input: input, indices: nil)) { _, g in
+            [averagePoolAdjoint(g, spec, inputShape: inShape)]
+        }
     }
     return out
 }

@@ -146,6 +146,18 @@ private func extremumAlongDim(_ x: Tensor, _ dim: Int, keepdim: Bool, _ which: E
     return r
 }
 
+/// The `_saved_` attributes of sum/mean: `dim` as written and `keepdim` when reducing over dims,
+/// then the input's sizes (and, for mean, its element count).
+private func reductionAttributes(_ dims: [Int]?, _ keepdim: Bool, _ inShape: [Int], numel: Bool) -> () -> [SavedAttribute] {
+    {
+        var r: [SavedAttribute] = []
+        if let dims { r += [.ints("dim", dims), .bool("keepdim", keepdim)] }
+        if numel { r.append(.int("self_sym_numel", shapeNumel(inShape))) }
+        r.append(.ints("self_sym_sizes", inShape))
+        return r
+    }
+}
+
 extension Tensor {
     /// Sum of all elements.
     public func sum(dtype: DType? = nil) -> Tensor { sumImpl(dims: nil, keepdim: false, dtype: dtype, name: "SumBackward0") }
@@ -163,7 +175,7 @@ extension Tensor {
         let out = sumForward(self, plan, dtype: dtype)
         if needsGrad {
             let inShape = shape, inType = self.dtype
-            record(name, out, inputs: [self]) { _, g in
+            record(name, out, inputs: [self], saved: reductionAttributes(dims, keepdim, inShape, numel: false)) { _, g in
                 [expandReducedGradient(g, inputShape: inShape, plan: plan, keepdim: keepdim).to(inType)]
             }
         }
@@ -188,7 +200,7 @@ extension Tensor {
         let out = torch.noGrad { s / k }
         if needsGrad {
             let inShape = shape
-            record(name, out, inputs: [self]) { _, g in
+            record(name, out, inputs: [self], saved: reductionAttributes(dims, keepdim, inShape, numel: true)) { _, g in
                 [expandReducedGradient(g, inputShape: inShape, plan: plan, keepdim: keepdim) / k]
             }
         }
@@ -428,7 +440,7 @@ extension Tensor {
         let outType = dtype ?? (self.dtype.isFloatingPoint ? self.dtype : .int64)
         let out = scan(d, outType) { $0 + $1 }
         if needsGrad {
-            record("CumsumBackward0", out, inputs: [self]) { _, g in
+            record("CumsumBackward0", out, inputs: [self], saved: { [.int("dim", dim)] }) { _, g in
                 // Reverse cumulative sum: total - cumsum + g.
                 [g.sum(dim: d, keepdim: true) - g.cumsum(dim: d) + g]
             }

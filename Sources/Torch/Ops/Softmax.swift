@@ -304,7 +304,8 @@ extension Tensor {
         if needsGrad {
             let so = SavedTensor(output: out)
             let dd = self.dim == 0 ? 0 : d
-            record(log ? "LogSoftmaxBackward0" : "SoftmaxBackward0", out, inputs: [self]) { node, g in
+            record(log ? "LogSoftmaxBackward0" : "SoftmaxBackward0", out, inputs: [self],
+                   saved: { [.int("dim", dim), .tensor("result", so)] }) { node, g in
                 [softmaxBackward(g, so.unpack(node), dd, log: log)]
             }
         }

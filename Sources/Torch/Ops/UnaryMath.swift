@@ -202,11 +202,23 @@ func unary(_ op: UnaryOp, _ x: Tensor) -> Tensor {
     if x.needsGrad {
         let sx = savesInput(op) ? SavedTensor(x) : nil
         let so = savesOutput(op) ? SavedTensor(output: out) : nil
-        record(op.nodeName, out, inputs: [x]) { node, g in
+        record(op.nodeName, out, inputs: [x], saved: unarySavedAttributes(op, sx, so)) { node, g in
             [unaryBackward(op, g, { sx!.unpack(node) }, { so!.unpack(node) })]
         }
     }
     return out
+}
+
+/// PyTorch's `_saved_` attributes for `op`: the input as `self`, the output as `result`
+/// (`square` is `PowBackward0` with `exponent` 2).
+private func unarySavedAttributes(_ op: UnaryOp, _ sx: SavedTensor?, _ so: SavedTensor?) -> (() -> [SavedAttribute])? {
+    if op == .square { return { [.int("exponent", 2), .tensor("self", sx)] } }
+    switch (sx, so) {
+    case (nil, nil): return nil
+    case (let sx?, nil): return { [.tensor("self", sx)] }
+    case (nil, let so?): return { [.tensor("result", so)] }
+    case (let sx?, let so?): return { [.tensor("result", so), .tensor("self", sx)] }
+    }
 }
 
 /// `op(x)` written back into x.
@@ -224,7 +236,7 @@ func unaryInPlace(_ op: UnaryOp, _ x: Tensor) {
     x.storage.bumpVersion()
     if needs {
         let so: SavedTensor? = savesOutput(op) ? SavedTensor(x.contiguousCopy()) : nil
-        x.rebaseHistory(op.nodeName, inputs: []) { node, g in
+        x.rebaseHistory(op.nodeName, inputs: [], saved: unarySavedAttributes(op, sx, so)) { node, g in
             [unaryBackward(op, g, { sx!.unpack(node) }, { so!.unpack(node) })]
         }
     }
@@ -315,7 +327,7 @@ extension Tensor {
         let out = binaryForward(.pow, self, Tensor.scalarOperand(exponent))
         if needsGrad {
             let sx = SavedTensor(self)
-            record("PowBackward0", out, inputs: [self]) { node, g in
+            record("PowBackward0", out, inputs: [self], saved: { [.scalar("exponent", exponent), .tensor("self", sx)] }) { node, g in
                 if exponent == 0 { return [torch.zerosLike(g)] }
                 return [g * sx.unpack(node).pow(exponent - 1) * exponent]
             }
@@ -330,7 +342,8 @@ extension Tensor {
         if needsGrad {
             let sx = SavedTensor(self)
             // PyTorch (2.x): the gradient passes strictly inside the bounds (0 at a bound and for NaN).
-            record("ClampBackward1", out, inputs: [self]) { node, g in
+            record("ClampBackward1", out, inputs: [self],
+                   saved: { [.scalar("max", hi), .scalar("min", lo), .tensor("self", sx)] }) { node, g in
                 let x = sx.unpack(node)
                 var mask = torch.onesLike(x, dtype: .bool)
                 if let lo { mask = mask & (x .> lo) }
@@ -351,7 +364,8 @@ extension Tensor {
         let out = isMin ? clampForward(bound, nil) : clampForward(nil, bound)
         if needsGrad {
             let sx = SavedTensor(self)
-            record(isMin ? "ClampMinBackward0" : "ClampMaxBackward0", out, inputs: [self]) { node, g in
+            record(isMin ? "ClampMinBackward0" : "ClampMaxBackward0", out, inputs: [self],
+                   saved: { [.scalar(isMin ? "min" : "max", bound), .tensor("self", sx)] }) { node, g in
                 let x = sx.unpack(node)
                 return [g * (isMin ? x .>= bound : x .<= bound).to(g.dtype)]
             }

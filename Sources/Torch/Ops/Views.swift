@@ -66,7 +66,13 @@ extension Tensor {
         guard let st = viewStrides(oldShape: self.shape, oldStrides: strides, newShape: newShape) else {
             preconditionFailure("view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
         }
-        return viewOp("ViewBackward0", shape: newShape, strides: st, offset: storageOffset)
+        return viewOp("ViewBackward0", shape: newShape, strides: st, offset: storageOffset, saved: sizesAttribute)
+    }
+
+    /// `self_sym_sizes`: the input's shape, PyTorch's only saved attribute of a view/reshape/expand.
+    private var sizesAttribute: () -> [SavedAttribute] {
+        let inShape = shape
+        return { [.ints("self_sym_sizes", inShape)] }
     }
 
     /// Reinterprets as `dtype` of the same element size (no conversion).
@@ -83,9 +89,11 @@ extension Tensor {
     /// `reshape` with the shape as an array.
     public func reshape(_ shape: [Int]) -> Tensor {
         let newShape = inferShape(shape, numel: numel, op: "reshape")
-        if newShape == self.shape { return viewOp("ViewBackward0", shape: newShape, strides: strides, offset: storageOffset) }
+        if newShape == self.shape {
+            return viewOp("ViewBackward0", shape: newShape, strides: strides, offset: storageOffset, saved: sizesAttribute)
+        }
         if let st = viewStrides(oldShape: self.shape, oldStrides: strides, newShape: newShape) {
-            return viewOp("ViewBackward0", shape: newShape, strides: st, offset: storageOffset)
+            return viewOp("ViewBackward0", shape: newShape, strides: st, offset: storageOffset, saved: sizesAttribute)
         }
         return clone().view(newShape)
     }
@@ -120,7 +128,7 @@ extension Tensor {
     public func squeeze() -> Tensor {
         var ns: [Int] = [], st: [Int] = []
         for (s, t) in zip(shape, strides) where s != 1 { ns.append(s); st.append(t) }
-        return viewOp("SqueezeBackward0", shape: ns, strides: st, offset: storageOffset)
+        return viewOp("SqueezeBackward0", shape: ns, strides: st, offset: storageOffset, saved: sizesAttribute)
     }
 
     /// Removes dim `d` if its size is 1.
@@ -128,11 +136,16 @@ extension Tensor {
 
     /// Removes the listed dims that have size 1.
     public func squeeze(dim dims: [Int]) -> Tensor {
-        if dim == 0 { return viewOp("SqueezeBackward1", shape: [], strides: [], offset: storageOffset) }
+        if dim == 0 { return viewOp("SqueezeBackward1", shape: [], strides: [], offset: storageOffset, saved: squeezeAttributes(dims)) }
         let ds = Set(dims.map { normalizeDim($0, dim, op: "squeeze") })
         var ns: [Int] = [], st: [Int] = []
         for i in 0..<dim where !(ds.contains(i) && shape[i] == 1) { ns.append(shape[i]); st.append(strides[i]) }
-        return viewOp("SqueezeBackward1", shape: ns, strides: st, offset: storageOffset)
+        return viewOp("SqueezeBackward1", shape: ns, strides: st, offset: storageOffset, saved: squeezeAttributes(dims))
+    }
+
+    private func squeezeAttributes(_ dims: [Int]) -> () -> [SavedAttribute] {
+        let inShape = shape
+        return { [dims.count == 1 ? .int("dim", dims[0]) : .ints("dim", dims), .ints("self_sym_sizes", inShape)] }
     }
 
     /// Inserts a size-1 dim at `d`.
@@ -142,16 +155,19 @@ extension Tensor {
         let newStride = dd < dim ? shape[dd] * strides[dd] : 1
         ns.insert(1, at: dd)
         st.insert(newStride, at: dd)
-        return viewOp("UnsqueezeBackward0", shape: ns, strides: st, offset: storageOffset)
+        return viewOp("UnsqueezeBackward0", shape: ns, strides: st, offset: storageOffset, saved: { [.int("dim", d)] })
     }
 
     /// Swaps two dims.
     public func transpose(_ d0: Int, _ d1: Int) -> Tensor {
-        if dim == 0 { return viewOp("TransposeBackward0", shape: [], strides: [], offset: storageOffset) }
+        if dim == 0 {
+            return viewOp("TransposeBackward0", shape: [], strides: [], offset: storageOffset, saved: { [.int("dim0", d0), .int("dim1", d1)] })
+        }
         let a = normalizeDim(d0, dim, op: "transpose"), b = normalizeDim(d1, dim, op: "transpose")
         var ns = shape, st = strides
         ns.swapAt(a, b); st.swapAt(a, b)
-        return viewOp("TransposeBackward0", shape: ns, strides: st, offset: storageOffset) { g in g.transpose(a, b) }
+        return viewOp("TransposeBackward0", shape: ns, strides: st, offset: storageOffset,
+                      saved: { [.int("dim0", d0), .int("dim1", d1)] }) { g in g.transpose(a, b) }
     }
 
     /// PyTorch's `swapaxes`/`swapdims`.
@@ -178,7 +194,8 @@ extension Tensor {
         precondition(Set(ds).count == ds.count, "permute(): duplicate dims are not allowed.")
         var inverse = [Int](repeating: 0, count: ds.count)
         for (i, d) in ds.enumerated() { inverse[d] = i }
-        return viewOp("PermuteBackward0", shape: ds.map { shape[$0] }, strides: ds.map { strides[$0] }, offset: storageOffset) { g in g.permute(inverse) }
+        return viewOp("PermuteBackward0", shape: ds.map { shape[$0] }, strides: ds.map { strides[$0] }, offset: storageOffset,
+                      saved: { [.ints("dims", dims)] }) { g in g.permute(inverse) }
     }
 
     /// Moves dims to new positions.
@@ -212,7 +229,8 @@ extension Tensor {
             }
         }
         let inShape = shape
-        return viewOp("ExpandBackward0", shape: ns, strides: st, offset: storageOffset) { g in g.sumToSize(inShape) }
+        return viewOp("ExpandBackward0", shape: ns, strides: st, offset: storageOffset,
+                      saved: { [.ints("self_sym_sizes", inShape)] }) { g in g.sumToSize(inShape) }
     }
 
     /// Expands to `other`'s shape.
@@ -234,7 +252,10 @@ extension Tensor {
         ns[d] = end > start ? (end - start + step - 1) / step : 0
         st[d] = strides[d] * step
         let inShape = shape
-        return viewOp("SliceBackward0", shape: ns, strides: st, offset: storageOffset + start * strides[d]) { g in
+        // PyTorch keeps `end` as written (9223372036854775807 for `x[1...]`); here it is already clamped.
+        return viewOp("SliceBackward0", shape: ns, strides: st, offset: storageOffset + start * strides[d],
+                      saved: { [.int("dim", d), .int("end", end), .ints("self_sym_sizes", inShape), .int("start", start),
+                                .int("step", step)] }) { g in
             embedGradient(g, into: inShape) { $0.slice(d, start: start, end: end, step: step) }
         }
     }
@@ -248,7 +269,8 @@ extension Tensor {
         var ns = shape, st = strides
         ns.remove(at: dd); st.remove(at: dd)
         let inShape = shape
-        return viewOp("SelectBackward0", shape: ns, strides: st, offset: storageOffset + ii * strides[dd]) { g in
+        return viewOp("SelectBackward0", shape: ns, strides: st, offset: storageOffset + ii * strides[dd],
+                      saved: { [.int("dim", d), .int("index", i), .ints("self_sym_sizes", inShape)] }) { g in
             embedGradient(g, into: inShape) { $0.select(dd, ii) }
         }
     }
@@ -269,13 +291,15 @@ extension Tensor {
     }
 
     /// Makes a view; when recording, `backward(g)` maps the view's gradient to the input's.
+    /// `saved` lists the node's PyTorch `_saved_` attributes (see `record`); it is an autoclosure so
+    /// that views made without recording do not allocate its context.
     func viewOp(_ name: String, shape ns: [Int], strides st: [Int], offset: Int,
-                backward: ((Tensor) -> Tensor)? = nil) -> Tensor {
+                saved: @autoclosure () -> (() -> [SavedAttribute])? = nil, backward: ((Tensor) -> Tensor)? = nil) -> Tensor {
         let out = makeView(shape: ns, strides: st, offset: offset)
         if needsGrad {
             let inShape = shape
             let bw = backward ?? { g in g.reshape(inShape) }
-            record(name, out, inputs: [self]) { _, g in [bw(g)] }
+            record(name, out, inputs: [self], saved: saved()) { _, g in [bw(g)] }
         }
         return out
     }

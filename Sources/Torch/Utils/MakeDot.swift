@@ -7,6 +7,23 @@ import Foundation
 /// from `params` and its shape, joined by edges in the direction gradients flow. A view's base
 /// tensor is drawn too, joined by a dotted edge.
 ///
+/// The backward nodes' saved attributes are PyTorch's `grad_fn._saved_<name>` ones, with the same
+/// names and values, for the ops models and tutorials use (elementwise math, matmul/addmm/bmm,
+/// reductions, views, convolution, pooling, normalization, softmax, losses); other nodes show
+/// none. Where they differ from PyTorch's:
+/// - a `Scalar` such as `alpha` or a pow exponent shows as an int when integral (a Python `2.0`
+///   shows as `2`), since a Swift `Double` does not say how it was written;
+/// - after a `backward()` without `retainGraph` the saved values are freed with the graph's
+///   saved tensors and nodes show their names only (PyTorch raises there, so torchviz cannot draw
+///   it at all);
+/// - `F.crossEntropy` is one fused `NllLossBackward0` node whose `self` is the logits, where
+///   PyTorch records `LogSoftmaxBackward0` then `NllLossBackward0` (use `F.logSoftmax` and
+///   `F.nllLoss` for PyTorch's graph).
+///
+/// Saved tensors are the tensors themselves: a saved input that is a leaf or another drawn tensor
+/// shares its node, as in torchviz, and a saved output is its own node (PyTorch returns a new
+/// object for it, distinct from the output).
+///
 /// ```swift
 /// let dot = makeDot(y, params: ["x": x, "w": w, "b": b], showAttrs: true, showSaved: true)
 /// print(dot)                                                  // the DOT source
@@ -15,17 +32,20 @@ import Foundation
 /// - Parameters:
 ///   - output: the tensor whose autograd graph is drawn.
 ///   - params: names for leaf tensors (parameters, inputs), shown on their nodes.
-///   - showAttrs: accepted for torchviz's spelling. SwiftTorch's backward nodes keep
-///     their saved tensors inside closures, without names, so there are no saved attributes or
-///     tensors to add to the drawing; the graph is the same as with the flag off.
-///   - showSaved: accepted for torchviz's spelling; see `showAttrs`.
-public func makeDot(_ output: Tensor, params: [String: Tensor] = [:], showAttrs: Bool = false, showSaved: Bool = false) -> DotGraph {
-    makeDot([output], params: params, showAttrs: showAttrs, showSaved: showSaved)
+///   - showAttrs: label each backward node with a table of its saved attributes (`alpha: 1`,
+///     `self: [saved tensor]`, `self_sym_sizes: (3, 2)`), as torchviz.
+///   - showSaved: draw each saved tensor as an orange node (its attribute name and shape), joined
+///     to its backward node by an undirected edge.
+///   - maxAttrChars: the widest attribute value shown; longer ones are cut and end in `...`.
+public func makeDot(_ output: Tensor, params: [String: Tensor] = [:], showAttrs: Bool = false, showSaved: Bool = false,
+                    maxAttrChars: Int = 50) -> DotGraph {
+    makeDot([output], params: params, showAttrs: showAttrs, showSaved: showSaved, maxAttrChars: maxAttrChars)
 }
 
 /// `make_dot((a, b), ...)`: several outputs in one drawing.
-public func makeDot(_ outputs: [Tensor], params: [String: Tensor] = [:], showAttrs: Bool = false, showSaved: Bool = false) -> DotGraph {
-    var builder = AutogradDotBuilder(params: params)
+public func makeDot(_ outputs: [Tensor], params: [String: Tensor] = [:], showAttrs: Bool = false, showSaved: Bool = false,
+                    maxAttrChars: Int = 50) -> DotGraph {
+    var builder = AutogradDotBuilder(params: params, showAttrs: showAttrs, showSaved: showSaved, maxAttrChars: maxAttrChars)
     for t in outputs { builder.addBase(t, color: "darkolivegreen1") }
     return DotGraph(body: builder.body)
 }
@@ -106,11 +126,19 @@ struct AutogradDotBuilder {
     private var ids: [ObjectIdentifier: Int] = [:]
     private var seen = Set<ObjectIdentifier>()
     private let paramNames: [ObjectIdentifier: String]
+    private let showAttrs: Bool, showSaved: Bool, maxAttrChars: Int
+    /// The attributes read so far. Some tensors in them are made when asked (a loss's
+    /// `total_weight`); keeping them alive keeps their identifiers unique, as torchviz's `seen`
+    /// set keeps PyTorch's saved-tensor objects alive.
+    private var readAttributes: [[SavedAttribute]] = []
 
-    init(params: [String: Tensor]) {
+    init(params: [String: Tensor], showAttrs: Bool = false, showSaved: Bool = false, maxAttrChars: Int = 50) {
         var names: [ObjectIdentifier: String] = [:]
         for (k, v) in params.sorted(by: { $0.key < $1.key }) { names[ObjectIdentifier(v)] = k }
         paramNames = names
+        self.showAttrs = showAttrs
+        self.showSaved = showSaved
+        self.maxAttrChars = maxAttrChars
     }
 
     private mutating func id(_ o: AnyObject) -> Int {
@@ -120,8 +148,9 @@ struct AutogradDotBuilder {
         return ids.count
     }
 
-    private func label(_ t: Tensor) -> String {
-        "\(paramNames[ObjectIdentifier(t)] ?? "")\n (\(t.shape.map(String.init).joined(separator: ", ")))"
+    /// torchviz's `get_var_name`: the name (from `params`, or a saved attribute's) and the shape.
+    private func label(_ t: Tensor, name: String? = nil) -> String {
+        "\(name ?? paramNames[ObjectIdentifier(t)] ?? "")\n (\(t.shape.map(String.init).joined(separator: ", ")))"
     }
 
     private mutating func node(_ o: AnyObject, _ label: String, fill: String? = nil) {
@@ -156,12 +185,15 @@ struct AutogradDotBuilder {
                 edge(from, to)
             case .visit(let fn):
                 guard seen.insert(ObjectIdentifier(fn)).inserted else { continue }
+                let attributes = showAttrs || showSaved ? fn.savedAttributes() : []
+                if !attributes.isEmpty { readAttributes.append(attributes) }
+                if showSaved { addSavedTensors(fn, attributes) }
                 if let acc = fn as? AccumulateGrad {
                     seen.insert(ObjectIdentifier(acc.variable))
                     node(acc.variable, label(acc.variable), fill: "lightblue")
                     edge(acc.variable, fn)
                 }
-                node(fn, fn.name)
+                node(fn, showAttrs ? attributeTable(fn.name, attributes, maxAttrChars: maxAttrChars) : fn.name)
                 for e in fn.nextEdges.reversed() {
                     guard let next = e.node else { continue }
                     stack.append(.visit(next))
@@ -170,6 +202,57 @@ struct AutogradDotBuilder {
             }
         }
     }
+}
+
+extension AutogradDotBuilder {
+    /// torchviz's saved-tensor nodes: an undirected edge from the backward node, then an orange
+    /// node named by the attribute (`attr[i]` in a tuple). Like torchviz, a tensor already drawn
+    /// (a leaf saved as `self`) is declared again, and a single saved tensor counts as seen, so an
+    /// output saved by a node it does not come from is not drawn again as an output.
+    private mutating func addSavedTensors(_ fn: Node, _ attributes: [SavedAttribute]) {
+        for a in attributes {
+            switch a.value {
+            case .tensor(let t):
+                seen.insert(ObjectIdentifier(t))
+                edge(fn, t, "dir=none")
+                node(t, label(t, name: a.name), fill: "orange")
+            case .tensors(let ts):
+                for (i, t) in ts.enumerated() {
+                    guard let t else { continue }
+                    edge(fn, t, "dir=none")
+                    node(t, label(t, name: "\(a.name)[\(i)]"), fill: "orange")
+                }
+            case .text:
+                break
+            }
+        }
+    }
+}
+
+/// torchviz's `get_fn_name` with `show_attrs`: the node's name, a line of dashes, then one
+/// `name: value` row per attribute, names left-aligned and values right-aligned in columns, values
+/// longer than `maxAttrChars` cut to end in `...`.
+func attributeTable(_ name: String, _ attributes: [SavedAttribute], maxAttrChars: Int) -> String {
+    guard !attributes.isEmpty else { return name }
+    let rows = attributes.map { a -> (String, String) in
+        switch a.value {
+        case .tensor: return (a.name, "[saved tensor]")
+        case .tensors(let ts):
+            if ts.contains(where: { $0 != nil }) { return (a.name, "[saved tensors]") }
+            return (a.name, ts.count == 1 ? "(None,)" : "(" + ts.map { _ in "None" }.joined(separator: ", ") + ")")
+        case .text(let s): return (a.name, s)
+        }
+    }
+    let width1 = rows.map { $0.0.count }.max()!
+    let width2 = Swift.min(rows.map { $0.1.count }.max()!, Swift.max(maxAttrChars, 3))
+    func cut(_ s: String) -> String { s.count > width2 ? String(s.prefix(width2 - 3)) + "..." : s }
+    func padded(_ s: String, _ width: Int, left: Bool) -> String {
+        let fill = String(repeating: " ", count: Swift.max(0, width - s.count))
+        return left ? s + fill : fill + s
+    }
+    let separator = String(repeating: "-", count: Swift.max(width1 + width2 + 2, name.count))
+    let lines = rows.map { padded($0.0, width1, left: true) + ": " + padded(cut($0.1), width2, left: false) }
+    return ([name, separator] + lines).joined(separator: "\n")
 }
 
 /// Graphviz's quoting: bare identifiers and numerals stay as they are, anything else is put in

@@ -87,7 +87,13 @@ func nativeBatchNorm(_ input: Tensor, weight: Tensor?, bias: Tensor?, runningMea
         writeBack(runningVar, rv)
     }
     let result = ct == input.dtype ? out : out.to(input.dtype)
-    recordNormalization("NativeBatchNormBackward0", result, input: input, weight: weight, bias: bias) { g, xs, ws, needs in
+    recordNormalization("NativeBatchNormBackward0", result, input: input, weight: weight, bias: bias,
+                        saved: { // PyTorch's saved batch statistics are empty outside training.
+        let stat = { (t: Tensor) in training ? t : Tensor(uninitializedShape: [0], dtype: t.dtype) }
+        return [.float("eps", eps), .tensor("input", input), .tensor("result1", stat(mean)), .tensor("result2", stat(invstd)),
+                .tensor("running_mean", runningMean), .tensor("running_var", runningVar), .bool("training", training),
+                .tensor("weight", weight)]
+    }) { g, xs, ws, needs in
         batchNormBackward(g, xs, ws, mean: mean, invstd: invstd, training: training, eps: eps, needs: needs)
     }
     return result
@@ -95,7 +101,9 @@ func nativeBatchNorm(_ input: Tensor, weight: Tensor?, bias: Tensor?, runningMea
 
 /// Records an affine normalization (batch/layer norm) of `input` with optional `weight` and `bias`:
 /// `backward(g, input, weight, needs)` returns the three gradients, `needs` saying which are wanted.
+/// `saved` lists the node's PyTorch `_saved_` attributes (see `record`); it is built only when recording.
 private func recordNormalization(_ name: String, _ result: Tensor, input: Tensor, weight: Tensor?, bias: Tensor?,
+                                 saved: @autoclosure () -> () -> [SavedAttribute],
                                  backward: @escaping (Tensor, Tensor, Tensor?, (Bool, Bool, Bool)) -> (Tensor?, Tensor?, Tensor?)) {
     var inputs = [input]
     if let weight { inputs.append(weight) }
@@ -104,7 +112,7 @@ private func recordNormalization(_ name: String, _ result: Tensor, input: Tensor
     let sx = SavedTensor(input), sw = weight.map { SavedTensor($0) }
     let needs = (input._requiresGrad, weight?._requiresGrad ?? false, bias?._requiresGrad ?? false)
     let hasW = weight != nil, hasB = bias != nil
-    record(name, result, inputs: inputs) { node, g in
+    record(name, result, inputs: inputs, saved: saved()) { node, g in
         let grads = backward(g, sx.unpack(node), sw?.unpack(node), needs)
         var r: [Tensor?] = [grads.0]
         if hasW { r.append(grads.1) }
@@ -204,7 +212,12 @@ func nativeLayerNorm(_ input: Tensor, _ normalizedShape: [Int], weight: Tensor?,
     }
     let result = ct == input.dtype ? out : out.to(input.dtype)
     let hasB = bias != nil
-    recordNormalization("NativeLayerNormBackward0", result, input: input, weight: weight, bias: bias) { g, xs, ws, needs in
+    recordNormalization("NativeLayerNormBackward0", result, input: input, weight: weight, bias: bias,
+                        saved: { // PyTorch's statistics have the input's shape with the normalized dims as 1s.
+        let statShape = Array(input.shape.dropLast(normalizedShape.count)) + [Int](repeating: 1, count: normalizedShape.count)
+        return [.tensor("bias", bias), .tensor("input", input), .ints("normalized_shape", normalizedShape),
+                .tensor("result1", mean.view(statShape)), .tensor("result2", rstd.view(statShape)), .tensor("weight", weight)]
+    }) { g, xs, ws, needs in
         layerNormBackward(g, xs, ws, hasBias: hasB, normalizedRank: normalizedShape.count, mean: mean,
                           rstd: rstd, eps: eps, needs: needs)
     }

@@ -199,6 +199,17 @@ private func finishClassLoss(_ out: Tensor, _ g: ClassLossGeometry, _ reduction:
 
 // MARK: - NLL
 
+/// `NllLossBackward0`'s `_saved_` attributes. `self` is the node's input: the log-probabilities, or
+/// for the fused cross entropy the logits (PyTorch saves the output of its separate
+/// `LogSoftmaxBackward0` node, which the fused op does not have).
+private func nllAttributes(_ x: Tensor, _ target: Tensor, _ weight: Tensor?, _ ignoreIndex: Int, _ reduction: nn.Reduction,
+                           totalWeight: Double, dtype: DType) -> () -> [SavedAttribute] {
+    {
+        [.int("ignore_index", ignoreIndex), .reduction(reduction), .tensor("self", x), .tensor("target", target),
+         .tensor("total_weight", torch.full([], totalWeight, dtype: dtype)), .tensor("weight", weight)]
+    }
+}
+
 /// `nll_loss_nd`: −weight[t] · input[n, t, s], reduced (mean = weighted mean), `ignoreIndex`
 /// skipped. `input` is floating, already checked against `geometry`.
 func nllLossOp(_ input: Tensor, _ target: Tensor, weight: Tensor?, ignoreIndex: Int,
@@ -226,7 +237,8 @@ func nllLossOp(_ input: Tensor, _ target: Tensor, weight: Tensor?, ignoreIndex: 
 
     if x.needsGrad {
         let inputShape = x.shape
-        record(geo.nodeName, out, inputs: [x]) { _, g in
+        let saved = nllAttributes(x, target, weight, ignoreIndex, reduction, totalWeight: targets.totalWeight, dtype: compute)
+        record(geo.nodeName, out, inputs: [x], saved: saved) { _, g in
             if GradMode.isEnabled {
                 let (coef, oneHot) = torch.noGrad { targets.coefficientTensors(dtype: compute, reduction: reduction) }
                 let gb = reduction == .none ? g.reshape([geo.n, 1, geo.s]) : g
@@ -419,7 +431,8 @@ func fusedCrossEntropyOp(_ input: Tensor, _ target: Tensor, weight: Tensor?, ign
     if keep {
         let sx = SavedTensor(x)
         let inputShape = x.shape
-        record(geo.nodeName, out, inputs: [x]) { node, g in
+        let saved = nllAttributes(x, target, weight, ignoreIndex, reduction, totalWeight: targets.totalWeight, dtype: compute)
+        record(geo.nodeName, out, inputs: [x], saved: saved) { node, g in
             if GradMode.isEnabled {
                 // create_graph: softmax(x) − one-hot from differentiable ops.
                 let p = F.softmax(sx.unpack(node).reshape([geo.n, geo.c, geo.s]), dim: 1)

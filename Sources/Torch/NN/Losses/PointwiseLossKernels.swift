@@ -22,6 +22,23 @@ enum PointwiseLossKind: Equatable {
         }
     }
 
+    /// PyTorch's `_saved_` attributes of the node (input `self`, `target`, the weights as passed).
+    func savedAttributes(_ x: Tensor, _ t: Tensor, weight: Tensor?, posWeight: Tensor?,
+                         _ reduction: nn.Reduction) -> () -> [SavedAttribute] {
+        let kind = self
+        return {
+            var r: [SavedAttribute] = [.reduction(reduction), .tensor("self", x), .tensor("target", t)]
+            switch kind {
+            case .mse: break
+            case .smoothL1(let beta): r.append(.float("beta", beta))
+            case .huber(let delta): r.append(.float("delta", delta))
+            case .binaryCrossEntropy: r.append(.tensor("weight", weight))
+            case .binaryCrossEntropyWithLogits: r += [.tensor("pos_weight", posWeight), .tensor("weight", weight)]
+            }
+            return r
+        }
+    }
+
     /// PyTorch's kernel name, for dtype messages.
     var opName: String {
         switch self {
@@ -328,7 +345,8 @@ func pointwiseLoss(_ kind: PointwiseLossKind, _ input: Tensor, _ target: Tensor,
         let needX = x._requiresGrad, needT = t._requiresGrad
         let sx = SavedTensor(xc), st = SavedTensor(tc)
         let norm = reduction == .mean ? 1 / Double(n) : 1
-        record(kind.nodeName, out, inputs: [x, t]) { node, g in
+        record(kind.nodeName, out, inputs: [x, t],
+               saved: kind.savedAttributes(x, t, weight: weight, posWeight: posWeight, reduction)) { node, g in
             let xs = sx.unpack(node), ts = st.unpack(node)
             if GradMode.isEnabled {
                 let (dx, dt) = pointwiseLossDerivatives(kind, xs, ts, wc, pwc, needTarget: needT)
