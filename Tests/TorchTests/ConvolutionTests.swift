@@ -130,6 +130,45 @@ final class ConvolutionTests: XCTestCase {
         }
     }
 
+    /// Taps that read only padding (a 3×3 kernel with padding 1 on a 1×1 plane, stride 2 from 2×2 to 1×1, a
+    /// dilated tap past the input) are cropped from the GEMMs: every result must equal the same convolution on an
+    /// explicitly padded input, where every tap reads data.
+    func testDeadTapsGiveTheSameResultsAsExplicitPadding() {
+        torch.manualSeed(11)
+        // (input spatial size, kernel, stride, padding, dilation, groups, channels in/out)
+        let cases: [([Int], [Int], [Int], [Int], [Int], Int, Int, Int)] = [
+            ([1, 1], [3, 3], [1, 1], [1, 1], [1, 1], 1, 8, 6),
+            ([2, 2], [3, 3], [2, 2], [1, 1], [1, 1], 1, 4, 5),
+            ([2, 3], [3, 3], [1, 1], [2, 2], [2, 2], 2, 4, 6),
+            ([1, 5], [3, 5], [1, 3], [1, 2], [1, 1], 1, 3, 4),
+        ]
+        for dtype in [DType.float64, .float32] {
+            for (size, k, s, p, d, groups, cin, cout) in cases {
+                let x = torch.randn([3, cin] + size, dtype: dtype, requiresGrad: true)
+                let w = torch.randn([cout, cin / groups] + k, dtype: dtype, requiresGrad: true)
+                let b = torch.randn(cout, dtype: dtype, requiresGrad: true)
+                let y = F.conv2d(x, w, b, stride: s, padding: p, dilation: d, groups: groups)
+                let xp = F.pad(x, [p[1], p[1], p[0], p[0]])
+                let ref = F.conv2d(xp, w, b, stride: s, dilation: d, groups: groups)
+                XCTAssertEqual(y.shape, ref.shape, "\(size) \(k)")
+                let tol = dtype == .float64 ? 1e-10 : 1e-4
+                assertClose(y, ref, atol: tol, "forward \(size) \(k) \(dtype)")
+                let gy = torch.randn(y.shape, dtype: dtype)
+                let g = torch.autograd.grad([(y * gy).sum()], [x, w, b])
+                let gRef = torch.autograd.grad([(ref * gy).sum()], [x, w, b])
+                for (i, name) in ["input", "weight", "bias"].enumerated() {
+                    assertClose(g[i]!, gRef[i]!, atol: tol, "\(name) gradient \(size) \(k) \(dtype)")
+                }
+            }
+        }
+        // The transposed convolution runs the same kernels the other way round.
+        let xt = torch.randn(2, 4, 1, 1, dtype: .float64), wt = torch.randn(4, 3, 3, 3, dtype: .float64)
+        gradcheck([xt, wt]) { F.convTranspose2d($0[0], $0[1], padding: 1) }
+        gradcheck([torch.randn(2, 4, 1, 1, dtype: .float64), torch.randn(3, 4, 3, 3, dtype: .float64)]) {
+            F.conv2d($0[0], $0[1], padding: 1)
+        }
+    }
+
     func testErrorMessagesNameTheShapes() {
         // Preconditions stop the process, so the checks' message builders are tested (texts as PyTorch 2.15 prints them).
         XCTAssertEqual(convChannelMismatchMessage(input: [1, 1, 32, 32], weight: [6, 3, 5, 5], groups: 1, transposed: false),

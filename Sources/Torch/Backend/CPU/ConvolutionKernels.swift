@@ -90,7 +90,7 @@ struct ScratchBuffer<T> {
 
 /// Output positions `o` in `0..<outSize` whose input position `o·stride + offset` lies in `0..<inSize`.
 @inline(__always)
-private func validRange(offset: Int, stride: Int, inSize: Int, outSize: Int) -> Range<Int> {
+func validRange(offset: Int, stride: Int, inSize: Int, outSize: Int) -> Range<Int> {
     // o·s + off ≥ 0  ⇔  o ≥ ceil(−off / s);   o·s + off ≤ inSize − 1  ⇔  o ≤ floor((inSize − 1 − off) / s)
     let lo = offset >= 0 ? 0 : (-offset + stride - 1) / stride
     let top = inSize - 1 - offset
@@ -274,6 +274,15 @@ private func copyImageRows<T>(_ tensor: UnsafeMutablePointer<T>, imageStride: In
 /// `y` `[n, Csmall, small]`, all contiguous.
 func convSmallFromBigKernel<T: ConvElement>(_ x: UnsafePointer<T>, _ w: UnsafePointer<T>, bias: UnsafePointer<T>?,
                                             _ y: UnsafeMutablePointer<T>, batch n: Int, _ g: ConvGeometry) {
+    if let taps = g.liveTaps {
+        let cg = g.cropped(to: taps)
+        let wc = ScratchBuffer<T>(count: g.smallChannels * cg.colRows)
+        copyLiveTaps(UnsafeMutablePointer(mutating: w), wc.pointer, rows: g.smallChannels * g.bigChannels / g.groups,
+                     kernel: g.kernel, taps: taps, toCropped: true)
+        convSmallFromBigKernel(x, UnsafePointer(wc.pointer), bias: bias, y, batch: n, cg)
+        wc.free()
+        return
+    }
     if T.self == Float.self, let problem = WinogradProblem(forward: g, batch: n) {
         winogradConvolution(UnsafeRawPointer(x).assumingMemoryBound(to: Float.self), UnsafeRawPointer(w).assumingMemoryBound(to: Float.self),
                             bias: bias.map { UnsafeRawPointer($0).assumingMemoryBound(to: Float.self) },
@@ -333,6 +342,15 @@ func convSmallFromBigKernel<T: ConvElement>(_ x: UnsafePointer<T>, _ w: UnsafePo
 /// X = convᵀ(Y, W) (+ bias per big channel): the adjoint of `convSmallFromBigKernel` in X.
 func convBigFromSmallKernel<T: ConvElement>(_ y: UnsafePointer<T>, _ w: UnsafePointer<T>, bias: UnsafePointer<T>?,
                                             _ x: UnsafeMutablePointer<T>, batch n: Int, _ g: ConvGeometry) {
+    if let taps = g.liveTaps {
+        let cg = g.cropped(to: taps)
+        let wc = ScratchBuffer<T>(count: g.smallChannels * cg.colRows)
+        copyLiveTaps(UnsafeMutablePointer(mutating: w), wc.pointer, rows: g.smallChannels * g.bigChannels / g.groups,
+                     kernel: g.kernel, taps: taps, toCropped: true)
+        convBigFromSmallKernel(y, UnsafePointer(wc.pointer), bias: bias, x, batch: n, cg)
+        wc.free()
+        return
+    }
     if T.self == Float.self, let problem = WinogradProblem(transposed: g, batch: n) {
         winogradTransposedConvolution(UnsafeRawPointer(y).assumingMemoryBound(to: Float.self),
                                       UnsafeRawPointer(w).assumingMemoryBound(to: Float.self),
@@ -401,6 +419,15 @@ func convBigFromSmallKernel<T: ConvElement>(_ y: UnsafePointer<T>, _ w: UnsafePo
 /// dW = Σₙ Y[n] · im2col(X[n])ᵀ, per group; `dw` is `[Csmall, Cbig/groups, kernel]` and is overwritten.
 func convWeightGradKernel<T: ConvElement>(_ y: UnsafePointer<T>, _ x: UnsafePointer<T>, _ dw: UnsafeMutablePointer<T>,
                                           batch n: Int, _ g: ConvGeometry) {
+    if let taps = g.liveTaps {
+        let cg = g.cropped(to: taps)
+        let dwc = ScratchBuffer<T>(count: g.smallChannels * cg.colRows)
+        convWeightGradKernel(y, x, dwc.pointer, batch: n, cg)
+        copyLiveTaps(dw, dwc.pointer, rows: g.smallChannels * g.bigChannels / g.groups, kernel: g.kernel, taps: taps,
+                     toCropped: false)
+        dwc.free()
+        return
+    }
     let P = g.smallPlane, K = g.colRows
     let cbg = g.bigChannels / g.groups, csg = g.smallChannels / g.groups
     let wCount = g.smallChannels * K
