@@ -116,9 +116,9 @@ func linalgDiagonal(_ x: Tensor, _ d1: Int = -2, _ d2: Int = -1) -> Tensor {
     shape.append(Swift.min(x.shape[a], x.shape[b]))
     strides.append(x.strides[a] + x.strides[b])
     let inShape = x.shape
-    return x.viewOp("DiagonalBackward0", shape: shape, strides: strides, offset: x.storageOffset) { g in
+    return x.viewOp("DiagonalBackward0", shape: shape, strides: strides, offset: x.storageOffset, backward: { g in
         embedGradient(g, into: inShape) { linalgDiagonal($0, a, b) }
-    }
+    })
 }
 
 /// (…, k) → (…, k, k) with the values on the diagonal (`torch.diag_embed`); differentiable.

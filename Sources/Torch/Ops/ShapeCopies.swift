@@ -242,9 +242,9 @@ extension Tensor {
         precondition(d1 != d2, "diagonal dimensions cannot be identical \(dim1), \(dim2)")
         let geo = diagonalGeometry(shape: shape, strides: strides, storageOffset: storageOffset, offset: offset, d1: d1, d2: d2)
         let inShape = shape
-        return viewOp("DiagonalBackward0", shape: geo.shape, strides: geo.strides, offset: geo.offset) { g in
+        return viewOp("DiagonalBackward0", shape: geo.shape, strides: geo.strides, offset: geo.offset, backward: { g in
             embedGradient(g, into: inShape) { $0.diagonal(offset: offset, dim1: d1, dim2: d2) }
-        }
+        })
     }
 
     /// For a 1-D tensor, the square matrix with it on diagonal `diagonal`; for a 2-D tensor, a copy of

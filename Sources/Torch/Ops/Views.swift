@@ -177,7 +177,7 @@ extension Tensor {
     public func t() -> Tensor {
         precondition(dim <= 2, "t() expects a tensor with <= 2 dimensions, but self is \(dim)D")
         if dim < 2 { return viewOp("TBackward0", shape: shape, strides: strides, offset: storageOffset) }
-        return viewOp("TBackward0", shape: [shape[1], shape[0]], strides: [strides[1], strides[0]], offset: storageOffset) { g in g.t() }
+        return viewOp("TBackward0", shape: [shape[1], shape[0]], strides: [strides[1], strides[0]], offset: storageOffset, backward: { g in g.t() })
     }
 
     /// PyTorch's `.T` (reverses all dims) and `.mT` (swaps the last two).
@@ -284,10 +284,10 @@ extension Tensor {
         precondition(shapeNumel(size) == 0 || (maxOff + 1) * dtype.itemSize <= storage.byteCount,
                      "as_strided: setStorage: sizes \(shapeString(size)), strides \(shapeString(stride)), storage offset \(o) out of bounds for storage of size \(storage.byteCount / dtype.itemSize)")
         let inShape = shape, contiguousInput = isContiguous, base = storageOffset
-        return viewOp("AsStridedBackward0", shape: size, strides: stride, offset: o) { g in
+        return viewOp("AsStridedBackward0", shape: size, strides: stride, offset: o, backward: { g in
             precondition(contiguousInput, "as_strided backward: only supported for contiguous inputs")
             return embedGradient(g, into: inShape) { $0.asStrided(size, stride, storageOffset: $0.storageOffset + o - base) }
-        }
+        })
     }
 
     /// Makes a view; when recording, `backward(g)` maps the view's gradient to the input's.

@@ -199,7 +199,7 @@ extension Tensor {
     func getIndexed(_ items: [TensorIndex]) -> Tensor {
         let r = resolveIndices(items)
         if r.entries.isEmpty {
-            if r.view === self { return viewOp("AliasBackward0", shape: shape, strides: strides, offset: storageOffset) { $0 } }
+            if r.view === self { return viewOp("AliasBackward0", shape: shape, strides: strides, offset: storageOffset, backward: { $0 }) }
             return r.view
         }
         if let out = leadingMaskSelect(r) { return out }

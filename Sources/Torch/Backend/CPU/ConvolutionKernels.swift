@@ -274,15 +274,7 @@ private func copyImageRows<T>(_ tensor: UnsafeMutablePointer<T>, imageStride: In
 /// `y` `[n, Csmall, small]`, all contiguous.
 func convSmallFromBigKernel<T: ConvElement>(_ x: UnsafePointer<T>, _ w: UnsafePointer<T>, bias: UnsafePointer<T>?,
                                             _ y: UnsafeMutablePointer<T>, batch n: Int, _ g: ConvGeometry) {
-    if let taps = g.liveTaps {
-        let cg = g.cropped(to: taps)
-        let wc = ScratchBuffer<T>(count: g.smallChannels * cg.colRows)
-        copyLiveTaps(UnsafeMutablePointer(mutating: w), wc.pointer, rows: g.smallChannels * g.bigChannels / g.groups,
-                     kernel: g.kernel, taps: taps, toCropped: true)
-        convSmallFromBigKernel(x, UnsafePointer(wc.pointer), bias: bias, y, batch: n, cg)
-        wc.free()
-        return
-    }
+    if withLiveTaps(w, g, { convSmallFromBigKernel(x, $0, bias: bias, y, batch: n, $1) }) { return }
     if T.self == Float.self, let problem = WinogradProblem(forward: g, batch: n) {
         winogradConvolution(UnsafeRawPointer(x).assumingMemoryBound(to: Float.self), UnsafeRawPointer(w).assumingMemoryBound(to: Float.self),
                             bias: bias.map { UnsafeRawPointer($0).assumingMemoryBound(to: Float.self) },
@@ -342,15 +334,7 @@ func convSmallFromBigKernel<T: ConvElement>(_ x: UnsafePointer<T>, _ w: UnsafePo
 /// X = convᵀ(Y, W) (+ bias per big channel): the adjoint of `convSmallFromBigKernel` in X.
 func convBigFromSmallKernel<T: ConvElement>(_ y: UnsafePointer<T>, _ w: UnsafePointer<T>, bias: UnsafePointer<T>?,
                                             _ x: UnsafeMutablePointer<T>, batch n: Int, _ g: ConvGeometry) {
-    if let taps = g.liveTaps {
-        let cg = g.cropped(to: taps)
-        let wc = ScratchBuffer<T>(count: g.smallChannels * cg.colRows)
-        copyLiveTaps(UnsafeMutablePointer(mutating: w), wc.pointer, rows: g.smallChannels * g.bigChannels / g.groups,
-                     kernel: g.kernel, taps: taps, toCropped: true)
-        convBigFromSmallKernel(y, UnsafePointer(wc.pointer), bias: bias, x, batch: n, cg)
-        wc.free()
-        return
-    }
+    if withLiveTaps(w, g, { convBigFromSmallKernel(y, $0, bias: bias, x, batch: n, $1) }) { return }
     if T.self == Float.self, let problem = WinogradProblem(transposed: g, batch: n) {
         winogradTransposedConvolution(UnsafeRawPointer(y).assumingMemoryBound(to: Float.self),
                                       UnsafeRawPointer(w).assumingMemoryBound(to: Float.self),

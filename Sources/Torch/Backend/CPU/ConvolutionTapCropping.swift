@@ -57,3 +57,18 @@ func copyLiveTaps<T: ConvElement>(_ full: UnsafeMutablePointer<T>, _ cropped: Un
         }
     }
 }
+
+/// When `g` has dead taps, runs `body(croppedWeight, croppedGeometry)` (a forward or transposed kernel) on a copy of
+/// `w` that keeps only the live taps, and returns true; returns false, running nothing, when every tap is live.
+@inline(__always)
+func withLiveTaps<T: ConvElement>(_ w: UnsafePointer<T>, _ g: ConvGeometry,
+                                  _ body: (UnsafePointer<T>, ConvGeometry) -> Void) -> Bool {
+    guard let taps = g.liveTaps else { return false }
+    let cg = g.cropped(to: taps)
+    let wc = ScratchBuffer<T>(count: g.smallChannels * cg.colRows)
+    copyLiveTaps(UnsafeMutablePointer(mutating: w), wc.pointer, rows: g.smallChannels * g.bigChannels / g.groups,
+                 kernel: g.kernel, taps: taps, toCropped: true)
+    body(UnsafePointer(wc.pointer), cg)
+    wc.free()
+    return true
+}

@@ -116,6 +116,27 @@ private func forEachWindowElement(_ d: WindowTable, _ h: WindowTable, _ w: Windo
     }
 }
 
+/// Runs `body(plane, outputOffset, rowBase, rows)` for every output row (od, oh) of planes `planes`, with `rowBase`
+/// holding the offsets of the window's `rows` input rows (see `windowRowOffsets`) and `outputOffset` the row's
+/// first output element.
+@inline(__always)
+private func forEachOutputRow(planes: Range<Int>, _ d: WindowTable, _ h: WindowTable, _ g: PoolGeometry, maxRows: Int,
+                              _ body: (_ plane: Int, _ outputOffset: Int, _ rowBase: UnsafeMutablePointer<Int64>, _ rows: Int) -> Void) {
+    let (height, width, outPlane) = (g.input[1], g.input[2], g.outPlane)
+    let (outD, outH, outW) = (g.output[0], g.output[1], g.output[2])
+    withUnsafeTemporaryAllocation(of: Int64.self, capacity: maxRows) { rowBase in
+        for p in planes {
+            var o = p * outPlane
+            for od in 0..<outD {
+                for oh in 0..<outH {
+                    body(p, o, rowBase.baseAddress!, windowRowOffsets(d, h, od, oh, height: height, width: width, into: rowBase.baseAddress!))
+                    o += outW
+                }
+            }
+        }
+    }
+}
+
 /// Writes the in-plane offsets of column 0 of output (od, oh)'s window rows into `rowBase`, in scan order
 /// (depth, then rows); returns how many there are.
 @inline(__always)
@@ -138,27 +159,16 @@ private func windowRowOffsets(_ d: WindowTable, _ h: WindowTable, _ od: Int, _ o
 /// pooling takes the values-only rows (`ct_maxpool_values_row_*`): column maxima, then window maxima.
 func maxPoolForwardKernel<T: FloatElement>(_ x: UnsafePointer<T>, _ y: UnsafeMutablePointer<T>, _ indices: UnsafeMutablePointer<Int64>?,
                                            planes: Int, _ g: PoolGeometry) {
-    let (height, width, inPlane, outPlane) = (g.input[1], g.input[2], g.inPlane, g.outPlane)
-    let (outD, outH, outW) = (g.output[0], g.output[1], g.output[2])
+    let (width, inPlane, outPlane, outW) = (g.input[2], g.inPlane, g.outPlane, g.output[2])
     let maxRows = Swift.max(1, g.axes[0].valid.map(\.count).max() ?? 0) * Swift.max(1, g.axes[1].valid.map(\.count).max() ?? 0)
     if indices == nil, let fixed = g.axes[2].fixed {
         let dilation = g.axes[2].step
         let colmaxCount = Swift.max(fixed.padding + width, (outW - 1) * fixed.stride + (fixed.kernel - 1) * dilation + 1, 1)
         withWindowTables(g) { d, h, _ in
             parallelFor(planes, grain: planeGrain(g)) { lo, hi in
-                withUnsafeTemporaryAllocation(of: Int64.self, capacity: maxRows) { rowBase in
-                    withUnsafeTemporaryAllocation(of: T.self, capacity: colmaxCount) { colmax in
-                        for p in lo..<hi {
-                            var o = p * outPlane
-                            for od in 0..<outD {
-                                for oh in 0..<outH {
-                                    let rows = windowRowOffsets(d, h, od, oh, height: height, width: width, into: rowBase.baseAddress!)
-                                    maxPoolValuesRow(x + p * inPlane, rowBase.baseAddress!, rows, width: width, fixed, dilation: dilation,
-                                                     outW, colmax, y + o)
-                                    o += outW
-                                }
-                            }
-                        }
+                withUnsafeTemporaryAllocation(of: T.self, capacity: colmaxCount) { colmax in
+                    forEachOutputRow(planes: lo..<hi, d, h, g, maxRows: maxRows) { p, o, rowBase, rows in
+                        maxPoolValuesRow(x + p * inPlane, rowBase, rows, width: width, fixed, dilation: dilation, outW, colmax, y + o)
                     }
                 }
             }
@@ -177,24 +187,14 @@ func maxPoolForwardKernel<T: FloatElement>(_ x: UnsafePointer<T>, _ y: UnsafeMut
         w.first.withMemoryRebound(to: Int64.self, capacity: outW) { first in
             w.count.withMemoryRebound(to: Int64.self, capacity: outW) { count in
                 parallelFor(planes, grain: planeGrain(g)) { lo, hi in
-                    withUnsafeTemporaryAllocation(of: Int64.self, capacity: maxRows) { rowBase in
-                        for p in lo..<hi {
-                            var o = p * outPlane
-                            for od in 0..<outD {
-                                for oh in 0..<outH {
-                                    let rows = windowRowOffsets(d, h, od, oh, height: height, width: width, into: rowBase.baseAddress!)
-                                    if pairs && rows == 2 {
-                                        let i0 = Int(rowBase[0]) + w.first[0], i1 = Int(rowBase[1]) + w.first[0]
-                                        let xp = UnsafeRawPointer(x + p * inPlane).assumingMemoryBound(to: Float.self)
-                                        ct_maxpool_row2x2_f32(xp + i0, xp + i1, Int64(i0), Int64(i1), Int64(outW),
-                                                              UnsafeMutableRawPointer(y + o).assumingMemoryBound(to: Float.self), indices + o)
-                                    } else {
-                                        maxPoolRow(x + p * inPlane, rowBase.baseAddress!, rows, first, count, step: w.step, outW,
-                                                   y + o, indices + o)
-                                    }
-                                    o += outW
-                                }
-                            }
+                    forEachOutputRow(planes: lo..<hi, d, h, g, maxRows: maxRows) { p, o, rowBase, rows in
+                        if pairs && rows == 2 {
+                            let i0 = Int(rowBase[0]) + w.first[0], i1 = Int(rowBase[1]) + w.first[0]
+                            let xp = UnsafeRawPointer(x + p * inPlane).assumingMemoryBound(to: Float.self)
+                            ct_maxpool_row2x2_f32(xp + i0, xp + i1, Int64(i0), Int64(i1), Int64(outW),
+                                                  UnsafeMutableRawPointer(y + o).assumingMemoryBound(to: Float.self), indices + o)
+                        } else {
+                            maxPoolRow(x + p * inPlane, rowBase, rows, first, count, step: w.step, outW, y + o, indices + o)
                         }
                     }
                 }
