@@ -53,7 +53,7 @@ extension SavedAttribute {
 
     /// A `double` attribute (`eps`, `negative_slope`): Python's float repr, `1e-05`, `1.0`.
     static func float(_ name: String, _ v: Double) -> SavedAttribute {
-        SavedAttribute(name: name, value: .text(pythonFloat(v)))
+        SavedAttribute(name: name, value: .text(pyFloat(v)))
     }
 
     /// A `Scalar` attribute (`alpha`, `beta`, `exponent`): PyTorch gives back the Python number
@@ -62,7 +62,7 @@ extension SavedAttribute {
     /// `2.0` shows here as `2`.
     static func scalar(_ name: String, _ v: Double) -> SavedAttribute {
         let integral = v.isFinite && v.rounded() == v && Swift.abs(v) < 9.2e18
-        return SavedAttribute(name: name, value: .text(integral ? String(Int(v)) : pythonFloat(v)))
+        return SavedAttribute(name: name, value: .text(integral ? String(Int(v)) : pyFloat(v)))
     }
 
     /// An optional `Scalar` (`clamp`'s bounds): the number, or `None`.
@@ -71,7 +71,7 @@ extension SavedAttribute {
     }
 
     static func bool(_ name: String, _ v: Bool) -> SavedAttribute {
-        SavedAttribute(name: name, value: .text(v ? "True" : "False"))
+        SavedAttribute(name: name, value: .text(pyBool(v)))
     }
 
     static func none(_ name: String) -> SavedAttribute { SavedAttribute(name: name, value: .text("None")) }
@@ -92,10 +92,4 @@ extension SavedAttribute {
 /// Python's `str()` of an int64 attribute as PyTorch returns it (unsigned).
 private func pythonInt(_ v: Int) -> String { v < 0 ? String(UInt64(bitPattern: Int64(v))) : String(v) }
 
-private func pythonTuple(_ v: [Int]) -> String {
-    v.count == 1 ? "(\(pythonInt(v[0])),)" : "(" + v.map(pythonInt).joined(separator: ", ") + ")"
-}
-
-/// Python's float repr: the shortest round-tripping digits, `1.0`, `0.5`, `1e-05`, `inf`, `nan`
-/// (Swift's `description` uses the same algorithm and exponent style).
-private func pythonFloat(_ v: Double) -> String { v.description }
+private func pythonTuple(_ v: [Int]) -> String { pyTuple(strings: v.map(pythonInt)) }

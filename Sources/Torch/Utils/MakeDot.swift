@@ -239,7 +239,7 @@ func attributeTable(_ name: String, _ attributes: [SavedAttribute], maxAttrChars
         case .tensor: return (a.name, "[saved tensor]")
         case .tensors(let ts):
             if ts.contains(where: { $0 != nil }) { return (a.name, "[saved tensors]") }
-            return (a.name, ts.count == 1 ? "(None,)" : "(" + ts.map { _ in "None" }.joined(separator: ", ") + ")")
+            return (a.name, pyTuple(strings: ts.map { _ in "None" }))
         case .text(let s): return (a.name, s)
         }
     }

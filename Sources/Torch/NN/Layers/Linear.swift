@@ -147,8 +147,11 @@ extension nn {
 func pyBool(_ b: Bool) -> String { b ? "True" : "False" }
 
 /// Python's repr of a tuple of ints: `(2, 3)`, `(5,)`.
-func pyTuple(_ v: [Int]) -> String {
-    v.count == 1 ? "(\(v[0]),)" : "(" + v.map(String.init).joined(separator: ", ") + ")"
+func pyTuple(_ v: [Int]) -> String { pyTuple(strings: v.map(String.init)) }
+
+/// Python's repr of a tuple of already formatted items: `(a, b)`, `(a,)`, `()`.
+func pyTuple(strings v: [String]) -> String {
+    v.count == 1 ? "(\(v[0]),)" : "(" + v.joined(separator: ", ") + ")"
 }
 
 /// Python's repr of a float: `1.0`, `0.01`, `1e-05`.
