@@ -31,3 +31,8 @@ void ct_winograd_output_row_f32(const float *m, int64_t mstride, int64_t tw, flo
                                 int64_t ow, float *scratch) {
   CT_PICK(wino_output_row)(m, mstride, tw, bias, row0, row1, ow, scratch);
 }
+
+void ct_winograd_grad_row_f32(const float *row0, const float *row1, int64_t ow, int64_t tw, float *z, int64_t zstride,
+                              float *scratch) {
+  CT_PICK(wino_grad_row)(row0, row1, ow, tw, z, zstride, scratch);
+}

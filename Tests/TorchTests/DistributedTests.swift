@@ -126,9 +126,10 @@ final class DistributedTests: XCTestCase {
         XCTAssertGreaterThan(Int(r["checks"]!)!, 1000)
     }
 
-    /// The same checks with MPI's blocking calls instead of the polled nonblocking ones.
-    func testCollectivesWithMPIsBlockingWaits() throws {
-        for mode in ["block", "barrier"] {
+    /// The same checks with the other wait modes: every call polled, every call blocking (the communication
+    /// thread's too), or a polled barrier before each blocking call.
+    func testCollectivesWithEveryWaitMode() throws {
+        for mode in ["poll", "block", "barrier"] {
             let run = try mpirun(2, ["collectives"], environment: ["SWIFTTORCH_MPI_WAIT": mode])
             XCTAssertEqual(run.status, 0, run.output)
             XCTAssertEqual(run.result("collectives")?["failures"], "0", "\(mode): \(run.output)")

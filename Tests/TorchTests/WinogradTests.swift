@@ -3,8 +3,8 @@ import XCTest
 
 /// The Winograd F(2×2, 3×3) path of 3×3 stride-1 convolutions against the im2col path (itself checked against
 /// PyTorch and by numerical gradients in ConvolutionTests): forward with and without bias, every padding it
-/// takes, odd sizes that clip the last tiles, the input gradient, ConvTranspose's forward (the transposed
-/// kernel, with flipped filters); float64 stays on im2col.
+/// takes, odd sizes that clip the last tiles, the input and weight gradients, ConvTranspose's forward (the
+/// transposed kernel, with flipped filters); float64 stays on im2col.
 final class WinogradTests: XCTestCase {
     override func tearDown() {
         winogradEnabled = true
@@ -31,6 +31,7 @@ final class WinogradTests: XCTestCase {
         let outH = height + 2 * padding - 2, outW = width + 2 * padding - 2
         let geometry = ConvGeometry(big: [1, height, width], small: [1, outH, outW], kernel: [1, 3, 3], stride: [1, 1, 1],
                                     padding: [0, padding, padding], dilation: [1, 1, 1], groups: 1, bigChannels: cin, smallChannels: cout)
+        winogradEnabled = true
         XCTAssertNotNil(WinogradProblem(forward: geometry, batch: batch), "Winograd should run this forward", file: file, line: line)
         let fast = convAndGradients(x, w, b, padding: padding, winograd: true)
         let reference = convAndGradients(x, w, b, padding: padding, winograd: false)
@@ -52,6 +53,16 @@ final class WinogradTests: XCTestCase {
 
     func testFloat32PaddingTwo() {
         compare(batch: 1, cin: 17, cout: 16, height: 16, width: 19, padding: 2, bias: true, dtype: .float32, tolerance: 1e-5)
+    }
+
+    /// The weight gradient sums ∂L/∂U over blocks of ≤ 512 tiles (here 40 images of 16 tiles: 3 blocks per
+    /// thread) and over the pool's image chunks; odd output sizes clip the last tile row and column.
+    func testWeightGradientOverSeveralBlocksAndTwoThreads() {
+        let threads = torch.getNumThreads()
+        torch.setNumThreads(2)
+        defer { torch.setNumThreads(threads) }
+        compare(batch: 40, cin: 16, cout: 24, height: 7, width: 8, padding: 1, bias: false, dtype: .float32, tolerance: 1e-5)
+        compare(batch: 5, cin: 20, cout: 16, height: 9, width: 9, padding: 0, bias: true, dtype: .float32, tolerance: 1e-5)
     }
 
     /// float64 stays on im2col: both settings give identical results.

@@ -142,6 +142,10 @@ void ct_winograd_input_row_f32(const float *const rows[4], int64_t width, int64_
 // with m[xi] = M[xi * mstride + t]. scratch: 10 * tw floats.
 void ct_winograd_output_row_f32(const float *m, int64_t mstride, int64_t tw, float bias, float *row0, float *row1,
                                 int64_t ow, float *scratch);
+// Weight gradient: Z[xi * zstride + t] = (A dy A^T)[xi] for the 2x2 tiles t < tw of output-gradient rows row0
+// and row1 (NULL past the last row) of width ow, columns past ow taken as zero. scratch: 4 * tw floats.
+void ct_winograd_grad_row_f32(const float *row0, const float *row1, int64_t ow, int64_t tw, float *z, int64_t zstride,
+                              float *scratch);
 
 #ifdef __cplusplus
 }

@@ -412,6 +412,12 @@ func convWeightGradKernel<T: ConvElement>(_ y: UnsafePointer<T>, _ x: UnsafePoin
         dwc.free()
         return
     }
+    if T.self == Float.self, n > 0, let problem = WinogradProblem(forward: g, batch: n) {
+        winogradWeightGradient(UnsafeRawPointer(y).assumingMemoryBound(to: Float.self),
+                               UnsafeRawPointer(x).assumingMemoryBound(to: Float.self),
+                               UnsafeMutableRawPointer(dw).assumingMemoryBound(to: Float.self), batch: n, problem)
+        return
+    }
     let P = g.smallPlane, K = g.colRows
     let cbg = g.bigChannels / g.groups, csg = g.smallChannels / g.groups
     let wCount = g.smallChannels * K

@@ -9,6 +9,7 @@ import CTorchKernels
 /// 2. V[ξ] (Cin × tiles) = Bᵀ·d·B for every overlapping 4×4 input tile d (zero outside the input);
 /// 3. M[ξ] = U[ξ]·V[ξ], sixteen GEMMs on the packed micro-kernels;
 /// 4. every 2×2 output tile = Aᵀ·m·A (+ bias), clipped at the output's edge.
+/// The weight gradient runs the same transforms the other way round (`winogradWeightGradient`).
 /// The tile transforms run in CTorchKernels (`ct_winograd_input_row_f32`, `ct_winograd_output_row_f32`, per ISA)
 /// along whole tile rows, with the even and odd input columns split apart so that every step is a unit-stride
 /// loop the C compiler vectorises at the CPU's width; in Swift (baseline x86-64, 4-wide) they took as long as
@@ -121,6 +122,99 @@ func winogradTransposedConvolution(_ y: UnsafePointer<Float>, _ w: UnsafePointer
     }
     winogradConvolution(y, UnsafePointer(flipped.pointer), bias: bias, x, batch: n, p)
     flipped.free()
+}
+
+/// dw = Σₙ the weight gradient of `y = conv(x, w)` by F(2×2, 3×3), overwriting `dw` `[Cout, Cin, 3, 3]`; `dy` is
+/// `[n, Cout, OH, OW]`, `x` `[n, Cin, H, W]`.
+///
+/// The forward is linear in the transformed filters U = G·g·Gᵀ: each output tile is Aᵀ·(U ⊙ V)·A. So
+/// ∂L/∂U[ξ][co][ci] = Σ over tiles of Z[ξ][co][t]·V[ξ][ci][t] with Z = A·dy·Aᵀ the transformed output-gradient
+/// tile (zero past the output's edge), and dw = Gᵀ·(∂L/∂U)·G. The sum over tiles is sixteen GEMMs with the
+/// tiles as their inner dimension (Cout × tiles times tiles × Cin), accumulated block by block: 16 multiply-adds
+/// per channel pair and 2×2 output tile instead of im2col's 36. Each image chunk of the pool sums its own
+/// ∂L/∂U; the chunks are added before the final transform.
+func winogradWeightGradient(_ dy: UnsafePointer<Float>, _ x: UnsafePointer<Float>, _ dw: UnsafeMutablePointer<Float>,
+                            batch n: Int, _ p: WinogradProblem) {
+    let (cin, cout) = (p.inChannels, p.outChannels)
+    let uCount = 16 * cout * cin
+    let perImage = p.tilesPerImage
+    let imagesPerBlock = Swift.max(1, winogradBlockTiles / perImage)
+    let chunks = imageChunks(n, macsPerImage: 16 * cin * cout * perImage)
+    let du = ScratchBuffer<Float>(count: chunks * uCount)
+    forEachImageChunk(n, chunks: chunks) { chunk, images in
+        let acc = du.pointer + chunk * uCount
+        guard !images.isEmpty else {
+            acc.update(repeating: 0, count: uCount)
+            return
+        }
+        let blockTiles = Swift.min(imagesPerBlock, images.count) * perImage
+        let v = ScratchBuffer<Float>(count: 16 * cin * blockTiles), z = ScratchBuffer<Float>(count: 16 * cout * blockTiles)
+        let scratch = ScratchBuffer<Float>(count: 24 * (p.tilesW + 1))
+        var first = images.lowerBound
+        var beta: Float = 0
+        while first < images.upperBound {
+            let count = Swift.min(imagesPerBlock, images.upperBound - first)
+            let tiles = count * perImage
+            for i in 0..<count {
+                winogradTransformInput(x + (first + i) * cin * p.height * p.width, p, into: v.pointer,
+                                       tileOffset: i * perImage, tiles: tiles, scratch: scratch.pointer)
+                winogradTransformOutputGradient(dy + (first + i) * cout * p.outHeight * p.outWidth, p, into: z.pointer,
+                                                tileOffset: i * perImage, tiles: tiles, scratch: scratch.pointer)
+            }
+            for xi in 0..<16 {
+                // ∂L/∂U[ξ] (Cout × Cin) += Z[ξ] (Cout × tiles) · V[ξ]ᵀ (tiles × Cin)
+                Float.gemm(cout, cin, tiles, z.pointer + xi * cout * tiles, tiles, 1, v.pointer + xi * cin * tiles, 1, tiles,
+                           beta: beta, acc + xi * cout * cin, cin)
+            }
+            beta = 1
+            first += count
+        }
+        scratch.free()
+        z.free()
+        v.free()
+    }
+    for c in 1..<Swift.max(chunks, 1) {
+        let part = du.pointer + c * uCount
+        for j in 0..<uCount { du.pointer[j] += part[j] }
+    }
+    winogradTransformFilterGradient(du.pointer, filters: cout * cin, into: dw)
+    du.free()
+}
+
+/// dw[f] = Gᵀ·m·G for each filter f, m[i][j] = du[(4i + j)·filters + f]: the adjoint of `winogradTransformFilters`.
+/// Gᵀ = [[1, ½, ½, 0], [0, ½, −½, 0], [0, ½, ½, 1]], so a 4-vector r maps to (r0 + ½(r1 + r2), ½(r1 − r2), ½(r1 + r2) + r3).
+private func winogradTransformFilterGradient(_ du: UnsafePointer<Float>, filters: Int, into dw: UnsafeMutablePointer<Float>) {
+    let half: Float = 0.5
+    @inline(__always) func reduce(_ r0: Float, _ r1: Float, _ r2: Float, _ r3: Float) -> (Float, Float, Float) {
+        (r0 + half * (r1 + r2), half * (r1 - r2), half * (r1 + r2) + r3)
+    }
+    for f in 0..<filters {
+        @inline(__always) func m(_ i: Int, _ j: Int) -> Float { du[(4 * i + j) * filters + f] }
+        // Rows of Gᵀ·m (3 × 4), one column j at a time.
+        var t0 = SIMD4<Float>(), t1 = SIMD4<Float>(), t2 = SIMD4<Float>()
+        for j in 0..<4 {
+            (t0[j], t1[j], t2[j]) = reduce(m(0, j), m(1, j), m(2, j), m(3, j))
+        }
+        let g = dw + f * 9
+        (g[0], g[1], g[2]) = reduce(t0[0], t0[1], t0[2], t0[3])
+        (g[3], g[4], g[5]) = reduce(t1[0], t1[1], t1[2], t1[3])
+        (g[6], g[7], g[8]) = reduce(t2[0], t2[1], t2[2], t2[3])
+    }
+}
+
+/// Z[ξ][co][tileOffset + tile] = (A·dy·Aᵀ)[ξ] for each 2×2 tile of one image's output gradient (zero past the
+/// output's edge), one tile row at a time in CTorchKernels.
+private func winogradTransformOutputGradient(_ dy: UnsafePointer<Float>, _ p: WinogradProblem, into z: UnsafeMutablePointer<Float>,
+                                             tileOffset: Int, tiles: Int, scratch: UnsafeMutablePointer<Float>) {
+    let (tw, th, ow, oh, cout) = (p.tilesW, p.tilesH, p.outWidth, p.outHeight, p.outChannels)
+    for co in 0..<cout {
+        let plane = dy + co * oh * ow
+        for ty in 0..<th {
+            let row1 = 2 * ty + 1 < oh ? plane + (2 * ty + 1) * ow : nil
+            ct_winograd_grad_row_f32(plane + 2 * ty * ow, row1, Int64(ow), Int64(tw), z + co * tiles + tileOffset + ty * tw,
+                                     Int64(cout * tiles), scratch)
+        }
+    }
 }
 
 /// U[ξ][co][ci] = (G·g·Gᵀ)[ξ] for each filter g = w[co][ci], G = [[1, 0, 0], [½, ½, ½], [½, −½, ½], [0, 0, 1]].
