@@ -147,6 +147,22 @@ void ct_winograd_output_row_f32(const float *m, int64_t mstride, int64_t tw, flo
 void ct_winograd_grad_row_f32(const float *row0, const float *row1, int64_t ow, int64_t tw, float *z, int64_t zstride,
                               float *scratch);
 
+// MARK: - Direct convolution (few channels, stride 1; Torch's DirectConvolution.swift drives it)
+
+/// Output channels per forward tile of this CPU's kernel (the weight packing's block) and floats per vector.
+int64_t ct_direct_conv_block_f32(void);
+int64_t ct_direct_conv_width_f32(void);
+/// y[co * ystride + j] = bias[co] + sum over c < cin, t < taps of w[co][c][t] * x[c * plane + off[t] + j], for
+/// co < cout and j < nj rounded up to two vectors (x must be readable and y writable that far). `wp` is the weight
+/// packed per block of ct_direct_conv_block_f32() output channels as [block][c][t][channel in block], zero past
+/// cout; `bias` is NULL or padded to whole blocks.
+void ct_direct_conv_f32(const float *x, int64_t cin, int64_t plane, const int64_t *off, int64_t taps,
+                        const float *wp, const float *bias, int64_t cout, float *y, int64_t ystride, int64_t nj);
+/// dw[(co * cin + c) * taps + t] += sum over j < nj of dy[co * dystride + j] * x[c * plane + off[t] + j];
+/// nj a multiple of ct_direct_conv_width_f32().
+void ct_direct_conv_wgrad_f32(const float *dy, int64_t dystride, int64_t cout, const float *x, int64_t cin,
+                              int64_t plane, const int64_t *off, int64_t taps, int64_t nj, float *dw);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,7 +1,9 @@
 import CTorchKernels
 
 /// The three kernels every convolution is made of (forward, transposed, weight gradient), over up to three
-/// spatial dims, as im2col/col2im around the packed GEMM of CTorchKernels.
+/// spatial dims, as im2col/col2im around the packed GEMM of CTorchKernels — unless a faster algorithm takes the
+/// shape: Winograd F(2×2, 3×3) (WinogradKernels.swift) or the direct kernels for short im2col matrices
+/// (DirectConvolution.swift); kernel taps that read only padding are cropped first (ConvolutionTapCropping.swift).
 ///
 /// Naming: a convolution relates a *big* tensor `X` `[N, Cbig, D, H, W]` and a *small* tensor `Y`
 /// `[N, Csmall, OD, OH, OW]` through a weight `[Csmall, Cbig / groups, KD, KH, KW]`:
@@ -281,6 +283,12 @@ func convSmallFromBigKernel<T: ConvElement>(_ x: UnsafePointer<T>, _ w: UnsafePo
                             UnsafeMutableRawPointer(y).assumingMemoryBound(to: Float.self), batch: n, problem)
         return
     }
+    if DirectConvolution.applies(g, T.self) {
+        directConvolution(UnsafeRawPointer(x).assumingMemoryBound(to: Float.self), UnsafeRawPointer(w).assumingMemoryBound(to: Float.self),
+                          bias: bias.map { UnsafeRawPointer($0).assumingMemoryBound(to: Float.self) },
+                          UnsafeMutableRawPointer(y).assumingMemoryBound(to: Float.self), batch: n, g)
+        return
+    }
     let P = g.smallPlane, K = g.colRows
     let cbg = g.bigChannels / g.groups, csg = g.smallChannels / g.groups
     let chunks = imageChunks(n, macsPerImage: g.smallChannels * K * P)
@@ -340,6 +348,13 @@ func convBigFromSmallKernel<T: ConvElement>(_ y: UnsafePointer<T>, _ w: UnsafePo
                                       UnsafeRawPointer(w).assumingMemoryBound(to: Float.self),
                                       bias: bias.map { UnsafeRawPointer($0).assumingMemoryBound(to: Float.self) },
                                       UnsafeMutableRawPointer(x).assumingMemoryBound(to: Float.self), batch: n, problem)
+        return
+    }
+    if DirectConvolution.applies(g, T.self) {
+        directTransposedConvolution(UnsafeRawPointer(y).assumingMemoryBound(to: Float.self),
+                                    UnsafeRawPointer(w).assumingMemoryBound(to: Float.self),
+                                    bias: bias.map { UnsafeRawPointer($0).assumingMemoryBound(to: Float.self) },
+                                    UnsafeMutableRawPointer(x).assumingMemoryBound(to: Float.self), batch: n, g)
         return
     }
     let P = g.smallPlane, K = g.colRows, plane = g.bigPlane
@@ -416,6 +431,12 @@ func convWeightGradKernel<T: ConvElement>(_ y: UnsafePointer<T>, _ x: UnsafePoin
         winogradWeightGradient(UnsafeRawPointer(y).assumingMemoryBound(to: Float.self),
                                UnsafeRawPointer(x).assumingMemoryBound(to: Float.self),
                                UnsafeMutableRawPointer(dw).assumingMemoryBound(to: Float.self), batch: n, problem)
+        return
+    }
+    if n > 0, DirectConvolution.applies(g, T.self) {
+        directWeightGradient(UnsafeRawPointer(y).assumingMemoryBound(to: Float.self),
+                             UnsafeRawPointer(x).assumingMemoryBound(to: Float.self),
+                             UnsafeMutableRawPointer(dw).assumingMemoryBound(to: Float.self), batch: n, g)
         return
     }
     let P = g.smallPlane, K = g.colRows
