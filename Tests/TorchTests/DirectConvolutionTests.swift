@@ -43,6 +43,7 @@ final class DirectConvolutionTests: XCTestCase {
 
     private func conv2dCase(batch: Int, _ cin: Int, _ cout: Int, _ h: Int, _ w: Int, kernel: Int, padding: Int,
                             file: StaticString = #filePath, line: UInt = #line) {
+        DirectConvolution.enabled = true
         XCTAssertTrue(DirectConvolution.applies(geometry(cin, cout, [h, w], kernel: [kernel, kernel], padding: [padding, padding]), Float.self),
                       "the direct kernels should take this convolution", file: file, line: line)
         torch.manualSeed(UInt64(cin * 100 + cout))
@@ -74,6 +75,7 @@ final class DirectConvolutionTests: XCTestCase {
     func testConv1d() {
         torch.manualSeed(3)
         let x = torch.randn([3, 4, 37]), w = torch.randn([10, 4, 5]) * 0.3, b = torch.randn([10])
+        DirectConvolution.enabled = true
         XCTAssertTrue(DirectConvolution.applies(geometry(4, 10, [1, 37], kernel: [1, 5], padding: [0, 2]), Float.self))
         compare(x, w, b) { F.conv1d($0, $1, $2, padding: 2) }
     }

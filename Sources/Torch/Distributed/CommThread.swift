@@ -44,19 +44,7 @@ final class CommThread: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Marks the communication threads (a thread-specific value), so that `MPIWait` can tell a call that
-    /// overlaps the caller's computation from one the caller waits for.
-    private static let marker: pthread_key_t = {
-        var key = pthread_key_t()
-        pthread_key_create(&key, nil)
-        return key
-    }()
-
-    /// Whether the current thread is a group's communication thread.
-    static var isCurrent: Bool { pthread_getspecific(marker) != nil }
-
     private func loop() {
-        pthread_setspecific(CommThread.marker, UnsafeRawPointer(bitPattern: 1))
         while true {
             condition.lock()
             while head == queue.count && !stopping { condition.wait() }

@@ -144,9 +144,11 @@ final class GradientReducer {
         let type = flat.dtype == .float64 ? STMPI_DOUBLE : STMPI_FLOAT
         let count = Int32(flat.numel)
         let name = "allReduce (DistributedDataParallel gradient bucket \(index))"
+        let overlapping = index != buckets.count - 1
         do {
-            bucket.work = try group.run(name, async: index != buckets.count - 1, {
-                try MPIWait.allReduce(flat.rawPointer, count: count, type: type, op: STMPI_SUM, comm: comm, name: name)
+            bucket.work = try group.run(name, async: overlapping, {
+                try MPIWait.allReduce(flat.rawPointer, count: count, type: type, op: STMPI_SUM, comm: comm,
+                                      overlapping: overlapping, name: name)
             })
         } catch {
             fail(error)

@@ -4,10 +4,12 @@ import Glibc
 /// How `dist` waits for the all-reduces and broadcasts on its hot paths (DDP's buckets and buffers,
 /// `allReduce`, `broadcast`), chosen with SWIFTTORCH_MPI_WAIT:
 ///
-/// - `auto` (default): a call made on the caller's own thread uses MPI's blocking call (`MPI_Allreduce`,
-///   `MPI_Bcast`), which is what MPI programs do and costs nothing over MPI itself; a call running on a
-///   group's communication thread (an `async: true` collective, DDP's gradient buckets while backward goes
-///   on) polls as below, so that it does not spin on the core the caller is computing on.
+/// - `auto` (default): MPI's blocking calls (`MPI_Allreduce`, `MPI_Bcast`), which is what MPI programs do and
+///   costs nothing over MPI itself, except for DDP's gradient buckets that are all-reduced on the
+///   communication thread while backward goes on: those poll as below, so that the waiting thread does not
+///   spin on the core backward runs on. The choice depends only on the call site (every rank's reducer
+///   launches the same buckets the same way), never on the thread or timing: MPI does not match a blocking
+///   collective on one rank with a nonblocking one on another.
 /// - `poll`: every call polls: the nonblocking MPI call, then `MPI_Test` in a loop that spins for 50 µs,
 ///   then also yields the core (`sched_yield`) until 1 ms, then sleeps 50 µs between tests. On a shared or
 ///   oversubscribed machine the waiting rank then stops burning the core its peer needs; on dedicated
@@ -42,8 +44,8 @@ enum MPIWait {
         default: return .auto
         }
     }()
-    /// Whether a call made now polls: always with `poll`, on a communication thread with `auto`.
-    static var polling: Bool { mode == .poll || (mode == .auto && CommThread.isCurrent) }
+    /// Whether a call polls: always with `poll`; with `auto` when it overlaps computation (DDP's early buckets).
+    static func polling(overlapping: Bool) -> Bool { mode == .poll || (mode == .auto && overlapping) }
 
     /// With `barrier`: waits, polling, until every rank of `comm` has arrived.
     static func meetPeers(_ comm: stmpi_comm, _ name: @autoclosure () -> String) throws {
@@ -71,9 +73,10 @@ enum MPIWait {
     }
 
     /// In-place all-reduce of `count` elements at `buffer` on `comm`.
+    /// `overlapping`: the caller computes while this runs on the communication thread (the same on every rank).
     static func allReduce(_ buffer: UnsafeMutableRawPointer, count: Int32, type: stmpi_dtype_t, op: stmpi_op_t,
-                          comm: stmpi_comm, name: @autoclosure () -> String) throws {
-        if polling && Int(count) * byteSize(type) < pollingLimitBytes {
+                          comm: stmpi_comm, overlapping: Bool = false, name: @autoclosure () -> String) throws {
+        if polling(overlapping: overlapping) && Int(count) * byteSize(type) < pollingLimitBytes {
             var req: stmpi_request = 0
             try MPIRuntime.check(stmpi_iallreduce(nil, buffer, count, Int32(type.rawValue), Int32(op.rawValue), comm, &req), name())
             try wait(&req, name())
@@ -86,7 +89,7 @@ enum MPIWait {
     /// Broadcast of `count` elements at `buffer` from `root` on `comm`.
     static func broadcast(_ buffer: UnsafeMutableRawPointer, count: Int32, type: stmpi_dtype_t, root: Int32,
                           comm: stmpi_comm, name: @autoclosure () -> String) throws {
-        if polling && Int(count) * byteSize(type) < pollingLimitBytes {
+        if polling(overlapping: false) && Int(count) * byteSize(type) < pollingLimitBytes {
             var req: stmpi_request = 0
             try MPIRuntime.check(stmpi_ibcast(buffer, count, Int32(type.rawValue), root, comm, &req), name())
             try wait(&req, name())
