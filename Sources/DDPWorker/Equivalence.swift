@@ -1,7 +1,8 @@
 import Foundation
 import Torch
 
-/// The two networks of the equivalence check (no BatchNorm, whose statistics are per rank).
+/// The networks of the equivalence check. `mlp` and `cnn` have no BatchNorm (its statistics
+/// would be per rank); `cnn-bn` has two, which the distributed run converts to SyncBatchNorm.
 func makeEquivalenceModel(_ kind: String, dtype: DType) -> nn.Module {
     let m: nn.Module
     switch kind {
@@ -10,8 +11,12 @@ func makeEquivalenceModel(_ kind: String, dtype: DType) -> nn.Module {
     case "cnn":
         m = nn.Sequential(nn.Conv2d(1, 4, 3, padding: 1), nn.ReLU(), nn.MaxPool2d(2),
                           nn.Conv2d(4, 8, 3), nn.ReLU(), nn.Flatten(), nn.Linear(8 * 3 * 3, 5))
+    case "cnn-bn":
+        m = nn.Sequential(nn.Conv2d(1, 4, 3, padding: 1, bias: false), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Conv2d(4, 8, 3), nn.BatchNorm2d(8, momentum: nil), nn.ReLU(), nn.Flatten(),
+                          nn.Linear(8 * 3 * 3, 6), nn.BatchNorm1d(6), nn.Linear(6, 5))
     default:
-        fputs("equivalence: unknown model \(kind) (mlp or cnn)\n", stderr)
+        fputs("equivalence: unknown model \(kind) (mlp, cnn or cnn-bn)\n", stderr)
         exit(2)
     }
     return dtype == .float64 ? m.double() : m
@@ -20,18 +25,21 @@ func makeEquivalenceModel(_ kind: String, dtype: DType) -> nn.Module {
 /// Two ranks × batch 32 against one process × batch 64, 50 SGD-momentum steps from the same
 /// start: rank 0 replays the single-process run itself and compares the weights. Rank 1 starts
 /// from different weights, so the check also covers DDP's broadcast at construction.
+/// `cnn-bn`: 20 steps of 2 ranks × batch 16 with SyncBatchNorm (`convertSyncBatchnorm`) against
+/// one process × batch 32 with BatchNorm; the running statistics are compared too.
 func runEquivalence(_ args: [String]) throws {
     let kind = args.count > 1 ? args[1] : "mlp"
     let dtype: DType = args.count > 2 && args[2] == "float64" ? .float64 : .float32
     let bucketCapMB = args.count > 3 ? Double(args[3]) ?? 25 : 25
-    let steps = 50, global = 64
+    let (steps, global) = kind == "cnn-bn" ? (20, 32) : (50, 64)
     try dist.initProcessGroup(backend: .mpi, timeout: .seconds(300))
     let rank = dist.getRank(), world = dist.getWorldSize()
-    precondition(global % world == 0, "equivalence: world size must divide 64")
+    precondition(global % world == 0, "equivalence: world size must divide \(global)")
     let local = global / world
 
     let g = Generator().manualSeed(1234)
     let inputShape = kind == "mlp" ? [20] : [1, 10, 10]
+    let synchronised = kind == "cnn-bn"
     let X = torch.randn([steps * global] + inputShape, generator: g).to(dtype)
     let Y = torch.randint(5, [steps * global], generator: g)
 
@@ -44,10 +52,15 @@ func runEquivalence(_ args: [String]) throws {
             opt.step()
         }
     }
-    func flat(_ m: nn.Module) -> Tensor { torch.cat(m.parameters().map { $0.detach().flatten() }) }
+    /// Parameters, then buffers (BatchNorm's running statistics and batch counts).
+    func flat(_ m: nn.Module) -> Tensor {
+        torch.cat((m.parameters() + m.buffers()).map { $0.detach().flatten().to(dtype) })
+    }
 
     torch.manualSeed(UInt64(rank))                       // different starting weights per rank
-    let ddp = try DistributedDataParallel(makeEquivalenceModel(kind, dtype: dtype), bucketCapMB: bucketCapMB)
+    var model = makeEquivalenceModel(kind, dtype: dtype)
+    if synchronised { model = nn.SyncBatchNorm.convertSyncBatchnorm(model) }
+    let ddp = try DistributedDataParallel(model, bucketCapMB: bucketCapMB)
     train(ddp, batch: local, offset: rank * local)
     let mine = flat(ddp.module)
 
@@ -63,8 +76,9 @@ func runEquivalence(_ args: [String]) throws {
         let ref = flat(reference)
         let maxDiff = (mine - ref).abs().max().item()
         let scale = ref.abs().max().item()
+        let syncLayers = ddp.module.modules().filter { $0 is nn.SyncBatchNorm }.count
         print("RESULT equivalence model=\(kind) dtype=\(dtype) world=\(world) steps=\(steps) buckets=\(ddp.bucketSizes.count) "
-              + "params=\(ref.numel) maxAbsDiff=\(maxDiff) maxAbsWeight=\(scale) rankSpread=\(rankSpread)")
+              + "params=\(ref.numel) maxAbsDiff=\(maxDiff) maxAbsWeight=\(scale) rankSpread=\(rankSpread) syncBatchNorms=\(syncLayers)")
     }
     try dist.destroyProcessGroup()
 }

@@ -1,8 +1,9 @@
 // ddp-worker: the program the distributed tests and benchmarks launch under mpirun.
 //
 //   mpirun -np 2 .build/release/ddp-worker collectives
-//   mpirun -np 2 .build/release/ddp-worker equivalence mlp|cnn [float32|float64] [bucketCapMB]
+//   mpirun -np 2 .build/release/ddp-worker equivalence mlp|cnn|cnn-bn [float32|float64] [bucketCapMB]
 //   mpirun -np 2 .build/release/ddp-worker ddp-features
+//   mpirun -np 2|3 .build/release/ddp-worker syncbn
 //   mpirun -np 2 .build/release/ddp-worker fail-exit | fail-throw | fail-hang <timeout s>
 //   mpirun -np 2 .build/release/ddp-worker bench-allreduce [maxMB]
 //   mpirun -np 1|2 .build/release/ddp-worker bench-ddp mlp|resnet18 [steps] [local]
@@ -15,7 +16,7 @@ import Torch
 setvbuf(stdout, nil, _IOLBF, 0)
 let args = Array(CommandLine.arguments.dropFirst())
 guard let mode = args.first else {
-    fputs("usage: ddp-worker collectives|equivalence|ddp-features|fail-exit|fail-throw|fail-hang|bench-allreduce|bench-ddp ...\n", stderr)
+    fputs("usage: ddp-worker collectives|equivalence|ddp-features|syncbn|fail-exit|fail-throw|fail-hang|bench-allreduce|bench-ddp ...\n", stderr)
     exit(2)
 }
 torch.setNumThreads(1)
@@ -24,6 +25,7 @@ switch mode {
 case "collectives": try runCollectiveChecks()
 case "equivalence": try runEquivalence(args)
 case "ddp-features": try runDDPFeatureChecks()
+case "syncbn": try runSyncBatchNormChecks()
 case "fail-exit", "fail-throw", "fail-hang": try runFailure(args)
 case "bench-allreduce": try runAllReduceBenchmark(args)
 case "bench-ddp": try runDDPBenchmark(args)

@@ -173,6 +173,24 @@ final class ModelsTests: XCTestCase {
         XCTAssertEqual(lenet(torch.randn(1, 3, 32, 32)).shape, [1, 5])
     }
 
+    /// `nn.SyncBatchNorm.convertSyncBatchnorm` reaches every BatchNorm of torchvision's architectures
+    /// (stored properties, Sequentials, arrays, registered blocks) and keeps the state dict and repr.
+    func testConvertSyncBatchnormReplacesEveryBatchNormOfTheModels() {
+        for name in ["resnet18", "mobilenet_v2", "mobilenet_v3_small", "shufflenet_v2_x1_0", "mnasnet1_0", "efficientnet_b0",
+                     "densenet121"] {
+            let model = builders[name]!()
+            let keys = model.stateDict().keys
+            let repr = model.description
+            let count = model.modules().filter { $0 is nn.BatchNormBase }.count
+            XCTAssertGreaterThan(count, 0, name)
+            XCTAssertTrue(nn.SyncBatchNorm.convertSyncBatchnorm(model) === model, name)
+            XCTAssertEqual(model.modules().filter { $0 is nn.SyncBatchNorm }.count, count, name)
+            XCTAssertFalse(model.modules().contains { $0 is nn.BatchNorm2d }, name)
+            XCTAssertEqual(model.stateDict().keys, keys, name)
+            XCTAssertEqual(model.description, repr.replacingOccurrences(of: "BatchNorm2d(", with: "SyncBatchNorm("), name)
+        }
+    }
+
     /// torchvision's initialisation: conv weights kaiming-normal with fan-out (std √(2/fanOut)),
     /// BN ones/zeros, and `zeroInitResidual` zeroing the last BN of each block.
     func testResNetInitialisation() {

@@ -29,7 +29,14 @@ enum ModuleReflection {
         let name: String
         /// The field's name in the runtime metadata (and in Mirror labels).
         let rawName: String
+        /// Its position among all the class's stored properties (base class first).
+        let index: Int
         let offset: Int
+        /// The property's static type.
+        let type: Any.Type
+        /// Whether it is a `var` (nil where the class's field descriptor could not be read):
+        /// only a `var` may be rewritten in place (`nn.Module.replaceChildren`).
+        var isVar: Bool?
         var kind: FieldKind
         /// Optional class fields are checked once against Mirror when first non-nil, because a
         /// `weak` reference has the same static type but a different storage layout.
@@ -72,52 +79,107 @@ enum ModuleReflection {
     }
 
     private static func build(_ type: nn.Module.Type) -> Layout {
+        var fields: [Field] = []
+        var rawNames: [String] = []
+        var needsMirror = false
+        // `_forEachField` on a class visits its superclasses' fields too, base class first.
+        let ok = _forEachField(of: type, options: [.classType]) { namePointer, offset, fieldType, kind in
+            let raw = String(cString: namePointer)
+            rawNames.append(raw)
+            var name = raw
+            if name.hasPrefix(lazyStoragePrefix) { name.removeFirst(lazyStoragePrefix.count) }
+            if kind == .existential || kind == .existentialMetatype {
+                needsMirror = true
+                return true
+            }
+            let fk: FieldKind?
+            if fieldType is nn.Module.Type {
+                fk = .module
+            } else if fieldType is Tensor.Type {
+                fk = .tensor
+            } else if let t = fieldType as? OptionalModuleField.Type {
+                fk = .optionalModule(t)
+            } else if let t = fieldType as? OptionalTensorField.Type {
+                fk = .optionalTensor(t)
+            } else if let t = fieldType as? ModuleArrayField.Type {
+                fk = .moduleArray(t)
+            } else if let t = fieldType as? TensorArrayField.Type {
+                fk = .tensorArray(t)
+            } else {
+                fk = nil
+            }
+            if let fk {
+                let needsCheck: Bool
+                switch fk {
+                case .optionalModule, .optionalTensor: needsCheck = true
+                default: needsCheck = false
+                }
+                fields.append(Field(name: name, rawName: raw, index: rawNames.count - 1, offset: offset, type: fieldType,
+                                    isVar: nil, kind: fk, verified: !needsCheck))
+            }
+            return true
+        }
+        if !ok { needsMirror = true }
+        if let mutable = storedPropertyMutability(of: type, expectedNames: rawNames) {
+            for i in fields.indices { fields[i].isVar = mutable[fields[i].index] }
+        }
+        return Layout(fields: fields, usesMirror: needsMirror)
+    }
+
+    /// Whether each stored property of `type` is a `var`, base class first (`_forEachField`'s
+    /// order), read from the classes' reflection field descriptors (the records' `isVar` flag),
+    /// which `_forEachField` does not report. Nil unless the records' names are exactly
+    /// `expectedNames`, so a metadata layout this code does not know is never trusted.
+    static func storedPropertyMutability(of type: AnyClass, expectedNames: [String]) -> [Bool]? {
         var chain: [AnyClass] = []
         var c: AnyClass? = type
-        while let cur = c, ObjectIdentifier(cur) != ObjectIdentifier(nn.Module.self) {
+        while let cur = c {
             chain.append(cur)
             c = _getSuperclass(cur)
         }
-        var fields: [Field] = []
-        var needsMirror = false
+        var names: [String] = [], flags: [Bool] = []
         for cls in chain.reversed() {
-            let ok = _forEachField(of: cls, options: [.classType]) { namePointer, offset, fieldType, kind in
-                let raw = String(cString: namePointer)
-                var name = raw
-                if name.hasPrefix(lazyStoragePrefix) { name.removeFirst(lazyStoragePrefix.count) }
-                if kind == .existential || kind == .existentialMetatype {
-                    needsMirror = true
-                    return true
-                }
-                let fk: FieldKind?
-                if fieldType is nn.Module.Type {
-                    fk = .module
-                } else if fieldType is Tensor.Type {
-                    fk = .tensor
-                } else if let t = fieldType as? OptionalModuleField.Type {
-                    fk = .optionalModule(t)
-                } else if let t = fieldType as? OptionalTensorField.Type {
-                    fk = .optionalTensor(t)
-                } else if let t = fieldType as? ModuleArrayField.Type {
-                    fk = .moduleArray(t)
-                } else if let t = fieldType as? TensorArrayField.Type {
-                    fk = .tensorArray(t)
-                } else {
-                    fk = nil
-                }
-                if let fk {
-                    let needsCheck: Bool
-                    switch fk {
-                    case .optionalModule, .optionalTensor: needsCheck = true
-                    default: needsCheck = false
-                    }
-                    fields.append(Field(name: name, rawName: raw, offset: offset, kind: fk, verified: !needsCheck))
-                }
-                return true
-            }
-            if !ok { needsMirror = true }
+            guard let own = declaredFieldMutability(of: cls) else { return nil }
+            names += own.map(\.name)
+            flags += own.map(\.isVar)
         }
-        return Layout(fields: fields, usesMirror: needsMirror)
+        return names == expectedNames ? flags : nil
+    }
+
+    /// The stored properties `cls` itself declares, with whether each is a `var`, from its field
+    /// descriptor; nil where the metadata cannot be read.
+    private static func declaredFieldMutability(of cls: AnyClass) -> [(name: String, isVar: Bool)]? {
+        // Class metadata: kind, superclass, (Objective-C runtimes: cache and data words), then
+        // flags, instance address point, size, alignment mask, reserved, class size and address
+        // point (24 bytes in all) before the nominal type descriptor.
+        #if canImport(ObjectiveC)
+        let descriptorOffset = 64
+        #else
+        let descriptorOffset = 40
+        #endif
+        let metadata = unsafeBitCast(cls, to: UnsafeRawPointer.self)
+        guard let descriptor = metadata.load(fromByteOffset: descriptorOffset, as: UnsafeRawPointer?.self) else { return nil }
+        /// The target of the 32-bit relative pointer at `base + offset`.
+        func target(_ base: UnsafeRawPointer, _ offset: Int) -> UnsafeRawPointer? {
+            let rel = base.load(fromByteOffset: offset, as: Int32.self)
+            return rel == 0 ? nil : base + offset + Int(rel)
+        }
+        // Type context descriptor: flags, parent, name, access function, then the field descriptor;
+        // that has mangled type name, superclass, kind (16 bits), record size (16), count (32), records.
+        // No descriptor: no fields recorded (a class with stored properties but no reflection
+        // metadata then fails the name comparison).
+        guard let fieldDescriptor = target(descriptor, 16) else { return [] }
+        let recordSize = Int(fieldDescriptor.load(fromByteOffset: 10, as: UInt16.self))
+        let count = Int(fieldDescriptor.load(fromByteOffset: 12, as: UInt32.self))
+        guard recordSize >= 12 else { return nil }
+        var result: [(name: String, isVar: Bool)] = []
+        for i in 0..<count {
+            // A record: flags (0x2: var), mangled type name, field name.
+            let record = fieldDescriptor + 16 + i * recordSize
+            guard let name = target(record, 8) else { return nil }
+            result.append((String(cString: name.assumingMemoryBound(to: CChar.self)), record.load(as: UInt32.self) & 0x2 != 0))
+        }
+        return result
     }
 
     /// Checks (once) that an optional class field holds a strong or unowned reference, by
@@ -152,9 +214,26 @@ let lazyStoragePrefix = "$__lazy_storage_$_"
 
 protocol OptionalModuleField {
     static func loadModule(_ p: UnsafeRawPointer) -> nn.Module?
+    /// Stores `module` in the field when its type can hold it; false otherwise.
+    static func storeModule(_ module: nn.Module, _ p: UnsafeMutableRawPointer) -> Bool
 }
 extension Optional: OptionalModuleField where Wrapped: nn.Module {
     static func loadModule(_ p: UnsafeRawPointer) -> nn.Module? { p.load(as: Self.self) }
+    static func storeModule(_ module: nn.Module, _ p: UnsafeMutableRawPointer) -> Bool {
+        guard let m = module as? Wrapped else { return false }
+        p.assumingMemoryBound(to: Self.self).pointee = m
+        return true
+    }
+}
+
+extension nn.Module {
+    /// Stores `module` in a stored property whose static type is this class, when `module` is an
+    /// instance of it; false otherwise.
+    static func storeModule(_ module: nn.Module, _ p: UnsafeMutableRawPointer) -> Bool {
+        guard let m = module as? Self else { return false }
+        p.assumingMemoryBound(to: Self.self).pointee = m
+        return true
+    }
 }
 
 protocol OptionalTensorField {
@@ -166,9 +245,24 @@ extension Optional: OptionalTensorField where Wrapped: Tensor {
 
 protocol ModuleArrayField {
     static func loadModules(_ p: UnsafeRawPointer) -> [nn.Module]
+    /// Stores `modules` in the array field when its element type can hold every one; false otherwise.
+    static func storeModules(_ modules: [nn.Module], _ p: UnsafeMutableRawPointer) -> Bool
+    /// The element type's name, for messages.
+    static var elementTypeName: String { get }
 }
 extension Array: ModuleArrayField where Element: nn.Module {
     static func loadModules(_ p: UnsafeRawPointer) -> [nn.Module] { p.load(as: Self.self).map { $0 } }
+    static func storeModules(_ modules: [nn.Module], _ p: UnsafeMutableRawPointer) -> Bool {
+        var typed: [Element] = []
+        typed.reserveCapacity(modules.count)
+        for m in modules {
+            guard let e = m as? Element else { return false }
+            typed.append(e)
+        }
+        p.assumingMemoryBound(to: Self.self).pointee = typed
+        return true
+    }
+    static var elementTypeName: String { String(describing: Element.self) }
 }
 
 protocol TensorArrayField {

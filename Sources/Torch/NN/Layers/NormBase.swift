@@ -55,6 +55,28 @@ extension nn {
             }
         }
 
+        /// A layer of `other`'s settings holding `other`'s parameter and buffer objects themselves
+        /// (weights, gradients and running statistics are shared, not copied).
+        init(adopting other: NormBase, layer: String) {
+            numFeatures = other.numFeatures
+            eps = other.eps
+            momentum = other.momentum
+            affine = other.affine
+            trackRunningStats = other.trackRunningStats
+            weight = other.weight
+            bias = other.bias
+            runningMean = other.runningMean
+            runningVar = other.runningVar
+            numBatchesTracked = other.numBatchesTracked
+            super.init()
+            training = other.training
+            if trackRunningStats {
+                registerBuffer("running_mean", runningMean)
+                registerBuffer("running_var", runningVar)
+                registerBuffer("num_batches_tracked", numBatchesTracked)
+            }
+        }
+
         /// Running mean to zeros, running variance to ones, `num_batches_tracked` to 0.
         public func resetRunningStats() {
             guard trackRunningStats else { return }

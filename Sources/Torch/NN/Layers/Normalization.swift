@@ -7,7 +7,7 @@
 
 /// A contiguous tensor of dtype `dt` with `t`'s values, without autograd (t itself when it
 /// already is one).
-private func kernelOperand(_ t: Tensor, _ dt: DType) -> Tensor {
+func kernelOperand(_ t: Tensor, _ dt: DType) -> Tensor {
     if t.dtype == dt && t.isContiguous { return t }
     let out = Tensor(uninitializedShape: t.shape, dtype: dt)
     copyKernel(from: t, into: out)
@@ -28,7 +28,7 @@ func batchNormBatchSizeMessage(_ shape: [Int]) -> String? {
 }
 
 /// Broadcasts a per-channel vector `[C]` against an `(N, C, *)` tensor of rank `rank`.
-private func channelView(_ t: Tensor, rank: Int) -> Tensor {
+func channelView(_ t: Tensor, rank: Int) -> Tensor {
     var shape = [Int](repeating: 1, count: rank)
     shape[1] = t.numel
     return t.reshape(shape)
@@ -102,7 +102,7 @@ func nativeBatchNorm(_ input: Tensor, weight: Tensor?, bias: Tensor?, runningMea
 /// Records an affine normalization (batch/layer norm) of `input` with optional `weight` and `bias`:
 /// `backward(g, input, weight, needs)` returns the three gradients, `needs` saying which are wanted.
 /// `saved` lists the node's PyTorch `_saved_` attributes (see `record`); it is built only when recording.
-private func recordNormalization(_ name: String, _ result: Tensor, input: Tensor, weight: Tensor?, bias: Tensor?,
+func recordNormalization(_ name: String, _ result: Tensor, input: Tensor, weight: Tensor?, bias: Tensor?,
                                  saved: @autoclosure () -> () -> [SavedAttribute],
                                  backward: @escaping (Tensor, Tensor, Tensor?, (Bool, Bool, Bool)) -> (Tensor?, Tensor?, Tensor?)) {
     var inputs = [input]
@@ -352,8 +352,24 @@ extension nn {
         /// The message for an input of `rank` dims, nil when accepted. Overridden per layer.
         func inputDimMessage(_ rank: Int) -> String? { nil }
 
+        /// A layer with `other`'s settings that holds `other`'s very parameters and buffers (the same
+        /// tensor objects, as PyTorch's `convert_sync_batchnorm` assigns them).
+        init(adopting other: BatchNormBase) {
+            super.init(adopting: other, layer: "BatchNorm")
+        }
+
         public override func forward(_ input: Tensor) -> Tensor {
             checkInputDim(input)
+            let step = beginForward()
+            return F.batchNorm(input, step.runningMean, step.runningVar, weight: weight, bias: bias,
+                               training: step.useBatchStats, momentum: step.momentum, eps: eps)
+        }
+
+        /// What one forward pass normalises with, PyTorch's `_BatchNorm.forward` preamble: counts the
+        /// batch (`num_batches_tracked += 1` in training mode with running statistics) and gives the
+        /// running-update weight (1/count when `momentum` is nil), whether batch statistics are used
+        /// (training mode, or no running statistics) and the running statistics to use or update.
+        func beginForward() -> (runningMean: Tensor?, runningVar: Tensor?, useBatchStats: Bool, momentum: Double) {
             var factor = momentum ?? 0
             if training && trackRunningStats, let nbt = numBatchesTracked {
                 let count = incrementCounter(nbt)
@@ -361,8 +377,7 @@ extension nn {
             }
             let bnTraining = training || (runningMean == nil && runningVar == nil)
             let useStats = !training || trackRunningStats
-            return F.batchNorm(input, useStats ? runningMean : nil, useStats ? runningVar : nil,
-                               weight: weight, bias: bias, training: bnTraining, momentum: factor, eps: eps)
+            return (useStats ? runningMean : nil, useStats ? runningVar : nil, bnTraining, factor)
         }
 
         /// `num_batches_tracked += 1` in place; returns the new count.

@@ -118,65 +118,169 @@ func batchNormBackwardKernel<T: FloatElement>(
     let count = n * l
     parallelFor(c, grain: channelGrain(count)) { c0, c1 in
         let width = c1 - c0
-        // Per channel: Σ dy, Σ (x − mean) · dy, then the two coefficients of dx.
-        let buf = UnsafeMutablePointer<T>.allocate(capacity: 4 * width)
+        let buf = UnsafeMutablePointer<T>.allocate(capacity: 2 * width)
         defer { buf.deallocate() }
-        let sum = buf, dotp = buf + width, k = buf + 2 * width, scale = buf + 3 * width
-        if l == 1 {
-            for j in 0..<width { sum[j] = 0; dotp[j] = 0 }
-            for r in 0..<n {
-                let xi = x + r * c + c0, gi = g + r * c + c0, m = mean + c0
-                for j in 0..<width {
-                    sum[j] += gi[j]
-                    dotp[j] += (xi[j] - m[j]) * gi[j]
-                }
-            }
-        } else {
-            for j in 0..<width {
-                let m = mean[c0 + j]
-                var s = 0.0, d = 0.0
-                for r in 0..<n {
-                    let off = (r * c + c0 + j) * l
-                    let xi = x + off, gi = g + off
-                    for q in 0..<l {
-                        s += Double(gi[q])
-                        d += Double((xi[q] - m) * gi[q])
-                    }
-                }
-                sum[j] = T(s)
-                dotp[j] = T(d)
-            }
-        }
+        let sum = buf, dotp = buf + width
+        batchNormGradientSums(g, x, n: n, c: c, l: l, mean: mean, channels: c0, c1, sum: sum, dotp: dotp)
         for j in 0..<width {
-            let istd = invstd[c0 + j]
-            gradWeight?[c0 + j] = dotp[j] * istd
+            gradWeight?[c0 + j] = dotp[j] * invstd[c0 + j]
             gradBias?[c0 + j] = sum[j]
-            scale[j] = istd * (weight?[c0 + j] ?? 1)
-            k[j] = dotp[j] * istd * istd / T(count)
-            sum[j] = sum[j] / T(count)          // now the mean gradient
         }
         guard let dx = gradInput else { return }
-        if l == 1 {
+        batchNormGradientInput(g, x, n: n, c: c, l: l, weight: weight, mean: mean, invstd: invstd, channels: c0, c1,
+                               sum: sum, dotp: dotp, count: count, training: training, gradInput: dx)
+    }
+}
+
+/// The reduction half of the batch-norm backward on its own (SyncBatchNorm sums these over the
+/// ranks before the input gradient): per channel Σ dy into `sum[j]` and Σ (x − mean) · dy into
+/// `dotp[j]`.
+func batchNormGradientSumsKernel<T: FloatElement>(
+    _ g: UnsafePointer<T>, _ x: UnsafePointer<T>, n: Int, c: Int, l: Int, mean: UnsafePointer<T>,
+    sum: UnsafeMutablePointer<T>, dotp: UnsafeMutablePointer<T>
+) {
+    parallelFor(c, grain: channelGrain(n * l)) { c0, c1 in
+        batchNormGradientSums(g, x, n: n, c: c, l: l, mean: mean, channels: c0, c1, sum: sum + c0, dotp: dotp + c0)
+    }
+}
+
+/// The elementwise half of the training-mode batch-norm backward on its own: the input gradient
+/// from per-channel Σ dy (`sum`) and Σ (x − mean) · dy (`dotp`) taken over `count` values
+/// (SyncBatchNorm: over every rank's batch).
+func batchNormGradientInputKernel<T: FloatElement>(
+    _ g: UnsafePointer<T>, _ x: UnsafePointer<T>, n: Int, c: Int, l: Int, weight: UnsafePointer<T>?,
+    mean: UnsafePointer<T>, invstd: UnsafePointer<T>, sum: UnsafePointer<T>, dotp: UnsafePointer<T>, count: Int,
+    gradInput: UnsafeMutablePointer<T>
+) {
+    parallelFor(c, grain: channelGrain(n * l)) { c0, c1 in
+        batchNormGradientInput(g, x, n: n, c: c, l: l, weight: weight, mean: mean, invstd: invstd, channels: c0, c1,
+                               sum: sum + c0, dotp: dotp + c0, count: count, training: true, gradInput: gradInput)
+    }
+}
+
+/// Σ dy and Σ (x − mean) · dy of channels c0..<c1 into `sum[0..<c1 − c0]` and `dotp[...]`:
+/// accumulated in T for the (N, C) layout, in double otherwise (as PyTorch's CPU kernel).
+@inline(__always) private func batchNormGradientSums<T: FloatElement>(
+    _ g: UnsafePointer<T>, _ x: UnsafePointer<T>, n: Int, c: Int, l: Int, mean: UnsafePointer<T>,
+    channels c0: Int, _ c1: Int, sum: UnsafeMutablePointer<T>, dotp: UnsafeMutablePointer<T>
+) {
+    let width = c1 - c0
+    if l == 1 {
+        for j in 0..<width { sum[j] = 0; dotp[j] = 0 }
+        for r in 0..<n {
+            let xi = x + r * c + c0, gi = g + r * c + c0, m = mean + c0
+            for j in 0..<width {
+                sum[j] += gi[j]
+                dotp[j] += (xi[j] - m[j]) * gi[j]
+            }
+        }
+    } else {
+        for j in 0..<width {
+            let m = mean[c0 + j]
+            var s = 0.0, d = 0.0
             for r in 0..<n {
-                let xi = x + r * c + c0, gi = g + r * c + c0, o = dx + r * c + c0, m = mean + c0
+                let off = (r * c + c0 + j) * l
+                let xi = x + off, gi = g + off
+                for q in 0..<l {
+                    s += Double(gi[q])
+                    d += Double((xi[q] - m) * gi[q])
+                }
+            }
+            sum[j] = T(s)
+            dotp[j] = T(d)
+        }
+    }
+}
+
+/// The input gradient of channels c0..<c1, given their Σ dy (`sum[0..<c1 − c0]`) and
+/// Σ (x − mean) · dy (`dotp`) over `count` values. Training: (dy − Σdy/count − (x − mean) ·
+/// invstd² · Σ(x − mean)dy/count) · invstd · w; evaluation: dy · invstd · w.
+@inline(__always) private func batchNormGradientInput<T: FloatElement>(
+    _ g: UnsafePointer<T>, _ x: UnsafePointer<T>, n: Int, c: Int, l: Int, weight: UnsafePointer<T>?,
+    mean: UnsafePointer<T>, invstd: UnsafePointer<T>, channels c0: Int, _ c1: Int,
+    sum: UnsafePointer<T>, dotp: UnsafePointer<T>, count: Int, training: Bool, gradInput dx: UnsafeMutablePointer<T>
+) {
+    let width = c1 - c0
+    // Per channel: the mean gradient, the coefficient of (x − mean), and invstd · w.
+    let buf = UnsafeMutablePointer<T>.allocate(capacity: 3 * width)
+    defer { buf.deallocate() }
+    let meanDy = buf, k = buf + width, scale = buf + 2 * width
+    for j in 0..<width {
+        let istd = invstd[c0 + j]
+        scale[j] = istd * (weight?[c0 + j] ?? 1)
+        k[j] = dotp[j] * istd * istd / T(count)
+        meanDy[j] = sum[j] / T(count)
+    }
+    if l == 1 {
+        for r in 0..<n {
+            let xi = x + r * c + c0, gi = g + r * c + c0, o = dx + r * c + c0, m = mean + c0
+            if training {
+                for j in 0..<width { o[j] = (gi[j] - meanDy[j] - (xi[j] - m[j]) * k[j]) * scale[j] }
+            } else {
+                for j in 0..<width { o[j] = gi[j] * scale[j] }
+            }
+        }
+    } else {
+        for r in 0..<n {
+            for j in 0..<width {
+                let off = (r * c + c0 + j) * l
+                let xi = x + off, gi = g + off, o = dx + off
+                let m = mean[c0 + j], kk = k[j], gm = meanDy[j], s = scale[j]
                 if training {
-                    for j in 0..<width { o[j] = (gi[j] - sum[j] - (xi[j] - m[j]) * k[j]) * scale[j] }
+                    for q in 0..<l { o[q] = (gi[q] - gm - (xi[q] - m) * kk) * s }
                 } else {
-                    for j in 0..<width { o[j] = gi[j] * scale[j] }
+                    for q in 0..<l { o[q] = gi[q] * s }
+                }
+            }
+        }
+    }
+}
+
+/// Per-channel count-weighted moments of a contiguous (n, c, l) input, in double whatever T is:
+/// the mean and M2 = Σ (x − mean)² (two passes). SyncBatchNorm merges these across ranks; the
+/// forward kernel's own statistics are rounded to T and so too coarse for that merge.
+func batchNormMomentsKernel<T: FloatElement>(
+    _ x: UnsafePointer<T>, n: Int, c: Int, l: Int, mean: UnsafeMutablePointer<Double>, m2: UnsafeMutablePointer<Double>
+) {
+    let count = n * l
+    guard count > 0 else {
+        for j in 0..<c { mean[j] = 0; m2[j] = 0 }
+        return
+    }
+    let total = Double(count)
+    parallelFor(c, grain: channelGrain(count)) { c0, c1 in
+        if l == 1 {
+            for j in c0..<c1 { mean[j] = 0; m2[j] = 0 }
+            for r in 0..<n {
+                let row = x + r * c
+                for j in c0..<c1 { mean[j] += Double(row[j]) }
+            }
+            for j in c0..<c1 { mean[j] /= total }
+            for r in 0..<n {
+                let row = x + r * c
+                for j in c0..<c1 {
+                    let d = Double(row[j]) - mean[j]
+                    m2[j] += d * d
                 }
             }
         } else {
-            for r in 0..<n {
-                for j in 0..<width {
-                    let off = (r * c + c0 + j) * l
-                    let xi = x + off, gi = g + off, o = dx + off
-                    let m = mean[c0 + j], kk = k[j], gm = sum[j], s = scale[j]
-                    if training {
-                        for q in 0..<l { o[q] = (gi[q] - gm - (xi[q] - m) * kk) * s }
-                    } else {
-                        for q in 0..<l { o[q] = gi[q] * s }
+            for j in c0..<c1 {
+                var s = 0.0
+                for r in 0..<n {
+                    let p = x + (r * c + j) * l
+                    for q in 0..<l { s += Double(p[q]) }
+                }
+                let mu = s / total
+                var v = 0.0
+                for r in 0..<n {
+                    let p = x + (r * c + j) * l
+                    for q in 0..<l {
+                        let d = Double(p[q]) - mu
+                        v += d * d
                     }
                 }
+                mean[j] = mu
+                m2[j] = v
             }
         }
     }
