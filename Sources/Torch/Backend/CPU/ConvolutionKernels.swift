@@ -250,7 +250,7 @@ private func im2colImages<T: ConvElement>(_ x: UnsafePointer<T>, first: Int, cou
 
 /// Runs `body(first, count)` over consecutive blocks of at most `block` images of `images`.
 @inline(__always)
-private func forEachImageBlock(_ images: Range<Int>, block: Int, _ body: (_ first: Int, _ count: Int) -> Void) {
+func forEachImageBlock(_ images: Range<Int>, block: Int, _ body: (_ first: Int, _ count: Int) -> Void) {
     var first = images.lowerBound
     while first < images.upperBound {
         let count = Swift.min(block, images.upperBound - first)

@@ -91,9 +91,7 @@ func winogradConvolution(_ x: UnsafePointer<Float>, _ w: UnsafePointer<Float>, b
         let v = ScratchBuffer<Float>(count: 16 * winogradPlaneStride(channels: cin, tiles: blockTiles))
         let m = ScratchBuffer<Float>(count: 16 * winogradPlaneStride(channels: cout, tiles: blockTiles))
         let scratch = ScratchBuffer<Float>(count: 24 * (p.tilesW + 1))
-        var first = images.lowerBound
-        while first < images.upperBound {
-            let count = Swift.min(imagesPerBlock, images.upperBound - first)
+        forEachImageBlock(images, block: imagesPerBlock) { first, count in
             let tiles = count * perImage
             let vs = winogradPlaneStride(channels: cin, tiles: tiles), ms = winogradPlaneStride(channels: cout, tiles: tiles)
             for i in 0..<count {
@@ -108,7 +106,6 @@ func winogradConvolution(_ x: UnsafePointer<Float>, _ w: UnsafePointer<Float>, b
                 winogradTransformOutput(m.pointer, p, tileOffset: i * perImage, tiles: tiles, planeStride: ms, bias: bias,
                                         into: y + (first + i) * cout * p.outHeight * p.outWidth, scratch: scratch.pointer)
             }
-            first += count
         }
         scratch.free()
         m.free()
@@ -160,10 +157,8 @@ func winogradWeightGradient(_ dy: UnsafePointer<Float>, _ x: UnsafePointer<Float
         let v = ScratchBuffer<Float>(count: 16 * winogradPlaneStride(channels: cin, tiles: blockTiles))
         let z = ScratchBuffer<Float>(count: 16 * winogradPlaneStride(channels: cout, tiles: blockTiles))
         let scratch = ScratchBuffer<Float>(count: 24 * (p.tilesW + 1))
-        var first = images.lowerBound
         var beta: Float = 0
-        while first < images.upperBound {
-            let count = Swift.min(imagesPerBlock, images.upperBound - first)
+        forEachImageBlock(images, block: imagesPerBlock) { first, count in
             let tiles = count * perImage
             let vs = winogradPlaneStride(channels: cin, tiles: tiles), zs = winogradPlaneStride(channels: cout, tiles: tiles)
             for i in 0..<count {
@@ -178,7 +173,6 @@ func winogradWeightGradient(_ dy: UnsafePointer<Float>, _ x: UnsafePointer<Float
                            beta: beta, acc + xi * cout * cin, cin)
             }
             beta = 1
-            first += count
         }
         scratch.free()
         z.free()
