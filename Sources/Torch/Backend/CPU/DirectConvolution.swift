@@ -106,16 +106,10 @@ private func directImages(_ images: Range<Int>, cin: Int, cout: Int, _ wide: Wid
         wide.offsets.withUnsafeBufferPointer { off in
             for i in images {
                 fill(i, xs.pointer)
-                if let bias {
-                    bias.withUnsafeBufferPointer { b in
-                        ct_direct_conv_f32(xs.pointer, Int64(cin), Int64(wide.plane), off.baseAddress, Int64(off.count),
-                                           w.baseAddress, b.baseAddress, Int64(cout), ys.pointer, Int64(wide.positions),
-                                           Int64(wide.outRows * wide.width))
-                    }
-                } else {
+                (bias ?? []).withUnsafeBufferPointer { b in
                     ct_direct_conv_f32(xs.pointer, Int64(cin), Int64(wide.plane), off.baseAddress, Int64(off.count),
-                                       w.baseAddress, nil, Int64(cout), ys.pointer, Int64(wide.positions),
-                                       Int64(wide.outRows * wide.width))
+                                       w.baseAddress, bias == nil ? nil : b.baseAddress, Int64(cout), ys.pointer,
+                                       Int64(wide.positions), Int64(wide.outRows * wide.width))
                 }
                 let y = out(i)
                 for co in 0..<cout {
