@@ -94,6 +94,15 @@ void ct_vsigmoid_f32(const float *x, float *y, int64_t n);
 /// (pairwise-like accuracy, like PyTorch's cascade sum).
 float ct_vsum_f32(const float *x, int64_t n);
 
+// MARK: - Batch-norm reductions (float32 data, double sums)
+
+/// Statistics of one channel over `rows` rows of `l` floats, `stride` floats apart: the mean (a double sum
+/// rounded to float) and the sum of squared deviations from that mean (float products, double sums).
+void ct_bn_stats_f32(const float *x, int64_t rows, int64_t stride, int64_t l, float *mean, double *m2);
+/// Σ g and Σ (x − mean)·g over one channel laid out as in ct_bn_stats_f32 (float products, double sums).
+void ct_bn_grad_sums_f32(const float *g, const float *x, int64_t rows, int64_t stride, int64_t l, float mean,
+                         double *sum, double *dot);
+
 // MARK: - Recurrent cells (float32, contiguous rows)
 
 /// One LSTM time step after the recurrent GEMM, over `rows` rows of hidden size `h`:

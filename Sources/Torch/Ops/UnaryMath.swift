@@ -235,7 +235,9 @@ func unaryInPlace(_ op: UnaryOp, _ x: Tensor) {
     }
     x.storage.bumpVersion()
     if needs {
-        let so: SavedTensor? = savesOutput(op) ? SavedTensor(x.contiguousCopy()) : nil
+        // The result is x itself, saved as PyTorch saves it: later in-place changes to x stop its backward
+        // with the "modified by an inplace operation" message instead of being copied away.
+        let so: SavedTensor? = savesOutput(op) ? SavedTensor(output: x) : nil
         x.rebaseHistory(op.nodeName, inputs: [], saved: unarySavedAttributes(op, sx, so)) { node, g in
             [unaryBackward(op, g, { sx!.unpack(node) }, { so!.unpack(node) })]
         }

@@ -1,3 +1,5 @@
+import CTorchKernels
+
 /// Fused CPU kernels for batch and layer normalisation over raw pointers of contiguous memory.
 ///
 /// Batch norm sees its input as (N, C, L) — L is the product of the spatial dims (1 for a
@@ -40,6 +42,15 @@ func batchNormForwardKernel<T: FloatElement>(
                         let d = row[j] - mean[j]
                         invstd[j] += d * d
                     }
+                }
+            } else if T.self == Float.self {
+                // Vectorised double sums in CTorchKernels (the same two passes as below).
+                let xf = UnsafeRawPointer(x).assumingMemoryBound(to: Float.self)
+                let mf = UnsafeMutableRawPointer(mean).assumingMemoryBound(to: Float.self)
+                for j in c0..<c1 {
+                    var m2 = 0.0
+                    ct_bn_stats_f32(xf + j * l, Int64(n), Int64(c * l), Int64(l), mf + j, &m2)
+                    invstd[j] = T(m2)
                 }
             } else {
                 for j in c0..<c1 {
@@ -173,6 +184,16 @@ func batchNormGradientInputKernel<T: FloatElement>(
                 sum[j] += gi[j]
                 dotp[j] += (xi[j] - m[j]) * gi[j]
             }
+        }
+    } else if T.self == Float.self {
+        let gf = UnsafeRawPointer(g).assumingMemoryBound(to: Float.self)
+        let xf = UnsafeRawPointer(x).assumingMemoryBound(to: Float.self)
+        for j in 0..<width {
+            var s = 0.0, d = 0.0
+            ct_bn_grad_sums_f32(gf + (c0 + j) * l, xf + (c0 + j) * l, Int64(n), Int64(c * l), Int64(l),
+                                Float(mean[c0 + j]), &s, &d)
+            sum[j] = T(s)
+            dotp[j] = T(d)
         }
     } else {
         for j in 0..<width {
