@@ -55,6 +55,13 @@ final class WinogradTests: XCTestCase {
         compare(batch: 1, cin: 17, cout: 16, height: 16, width: 19, padding: 2, bias: true, dtype: .float32, tolerance: 1e-5)
     }
 
+    /// The transforms walk a plane in bands of about 64 tiles: a 131-wide output (66 tiles a row) makes one tile
+    /// row a band, a 38 × 21 output (11 tiles a row) 5 rows a band with a shorter last band.
+    func testFloat32PlaneBands() {
+        compare(batch: 1, cin: 16, cout: 16, height: 5, width: 131, padding: 1, bias: true, dtype: .float32, tolerance: 1e-5)
+        compare(batch: 1, cin: 16, cout: 17, height: 40, width: 23, padding: 0, bias: false, dtype: .float32, tolerance: 1e-5)
+    }
+
     /// The weight gradient sums ∂L/∂U over blocks of ≤ 512 tiles (here 40 images of 16 tiles: 3 blocks per
     /// thread) and over the pool's image chunks; odd output sizes clip the last tile row and column.
     func testWeightGradientOverSeveralBlocksAndTwoThreads() {

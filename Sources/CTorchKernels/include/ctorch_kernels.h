@@ -142,19 +142,22 @@ void ct_maxpool_values_row_f64(const double *x, const int64_t *row_base, int64_t
 void ct_maxpool_row2x2_f32(const float *r0, const float *r1, int64_t i0, int64_t i1, int64_t outw, float *y,
                            int64_t *indices);
 
-// Winograd F(2x2, 3x3), one channel and one row of tiles (Torch's WinogradKernels.swift drives them).
-// Input: V[xi * vstride + t] = (B^T d B)[xi] for tiles t < tw, from input rows rows[0..3] (NULL: padding),
-// tile t's first column 2t - padw. scratch: 24 * (tw + 1) floats.
-void ct_winograd_input_row_f32(const float *const rows[4], int64_t width, int64_t padw, int64_t tw, float *v,
-                               int64_t vstride, float *scratch);
-// Output: rows row0 and row1 (NULL past the output's last row) of width ow, each 2x2 tile A^T m A + bias
-// with m[xi] = M[xi * mstride + t]. scratch: 10 * tw floats.
-void ct_winograd_output_row_f32(const float *m, int64_t mstride, int64_t tw, float bias, float *row0, float *row1,
-                                int64_t ow, float *scratch);
-// Weight gradient: Z[xi * zstride + t] = (A dy A^T)[xi] for the 2x2 tiles t < tw of output-gradient rows row0
-// and row1 (NULL past the last row) of width ow, columns past ow taken as zero. scratch: 4 * tw floats.
-void ct_winograd_grad_row_f32(const float *row0, const float *row1, int64_t ow, int64_t tw, float *z, int64_t zstride,
-                              float *scratch);
+// Winograd F(2x2, 3x3) tile transforms (Torch's WinogradKernels.swift drives them).
+// Each works on one channel plane, tiles numbered ty * tw + t (th x tw tiles), in bands of tile rows.
+// scratch: ct_winograd_scratch_f32(tw) floats.
+int64_t ct_winograd_scratch_f32(int64_t tw);
+// Input: V[xi * vstride + ty * tw + t] = (B^T d B)[xi] for the input tile d at row 2ty - padh, column
+// 2t - padw of the height x width plane (zero outside it).
+void ct_winograd_input_plane_f32(const float *plane, int64_t height, int64_t width, int64_t padh, int64_t padw,
+                                 int64_t th, int64_t tw, float *v, int64_t vstride, float *scratch);
+// Output: the oh x ow plane, each 2x2 tile A^T m A + bias with m[xi] = M[xi * mstride + ty * tw + t],
+// clipped at the plane's edge.
+void ct_winograd_output_plane_f32(const float *m, int64_t mstride, int64_t th, int64_t tw, float bias, float *out,
+                                  int64_t oh, int64_t ow, float *scratch);
+// Weight gradient: Z[xi * zstride + ty * tw + t] = (A dy A^T)[xi] for the 2x2 tiles of the oh x ow output
+// gradient plane, entries past its edge taken as zero.
+void ct_winograd_grad_plane_f32(const float *dy, int64_t oh, int64_t ow, int64_t th, int64_t tw, float *z,
+                                int64_t zstride, float *scratch);
 
 // MARK: - Direct convolution (few channels, stride 1; Torch's DirectConvolution.swift drives it)
 

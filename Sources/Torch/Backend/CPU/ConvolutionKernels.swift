@@ -153,8 +153,10 @@ func im2col<T: ConvElement>(_ x: UnsafePointer<T>, channels: Int, _ g: ConvGeome
         let src = x + inputOffset
         if sw == 1 {
             if !valid.isEmpty { copyRow(from: src + valid.lowerBound, to: dst + valid.lowerBound, count: valid.count) }
+        } else if sw == 2 {
+            copyEvenElements(from: src, to: dst, valid)
         } else {
-            for ow in valid { dst[ow] = src[ow * sw] }
+            for ow in valid { dst[ow] = src[ow &* sw] }
         }
         if valid.upperBound < OW { (dst + valid.upperBound).update(repeating: 0, count: OW - valid.upperBound) }
     }
@@ -179,6 +181,27 @@ private func copyRow<T>(from src: UnsafePointer<T>, to dst: UnsafeMutablePointer
     while i + 4 <= bytes {
         d.storeBytes(of: s.loadUnaligned(fromByteOffset: i, as: UInt32.self), toByteOffset: i, as: UInt32.self)
         i += 4
+    }
+}
+
+/// dst[i] = src[2i] for i in `range`: stride-2 convolutions' im2col rows (ResNet's 7×7 stem and downsampling
+/// convolutions), 8 floats at a time from the even lanes of 16-float loads, which a scalar strided loop with
+/// overflow checks ran at a quarter of the speed. A load never reaches past src[2·(range.upperBound − 1)].
+@inline(__always)
+private func copyEvenElements<T>(from src: UnsafePointer<T>, to dst: UnsafeMutablePointer<T>, _ range: Range<Int>) {
+    var i = range.lowerBound
+    if T.self == Float.self {
+        let s = UnsafeRawPointer(src), d = UnsafeMutableRawPointer(dst)
+        let stride = MemoryLayout<Float>.stride
+        while i &+ 8 < range.upperBound {  // the 16-float load's last lane is src[2i + 15] ≤ src[2·(upper − 1)]
+            let v = s.loadUnaligned(fromByteOffset: 2 &* i &* stride, as: SIMD16<Float>.self)
+            d.storeBytes(of: v.evenHalf, toByteOffset: i &* stride, as: SIMD8<Float>.self)
+            i &+= 8
+        }
+    }
+    while i < range.upperBound {
+        dst[i] = src[2 &* i]
+        i &+= 1
     }
 }
 

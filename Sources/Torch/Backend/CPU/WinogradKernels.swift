@@ -10,10 +10,12 @@ import CTorchKernels
 /// 3. M[ξ] = U[ξ]·V[ξ], sixteen GEMMs on the packed micro-kernels;
 /// 4. every 2×2 output tile = Aᵀ·m·A (+ bias), clipped at the output's edge.
 /// The weight gradient runs the same transforms the other way round (`winogradWeightGradient`).
-/// The tile transforms run in CTorchKernels (`ct_winograd_input_row_f32`, `ct_winograd_output_row_f32`, per ISA)
-/// along whole tile rows, with the even and odd input columns split apart so that every step is a unit-stride
-/// loop the C compiler vectorises at the CPU's width; in Swift (baseline x86-64, 4-wide) they took as long as
-/// the GEMMs. float32 only: float64 convolutions stay on im2col, exact to rounding.
+/// The tile transforms run in CTorchKernels (`ct_winograd_input_plane_f32` and its twins, per ISA) one channel
+/// plane at a time, in bands of tile rows: the even and odd input columns are split apart, and every step is a
+/// unit-stride loop over all of a band's tiles that the C compiler vectorises at the CPU's width, however narrow
+/// the image (in Swift, baseline x86-64 and 4-wide, they took as long as the GEMMs; vectorised along one tile
+/// row, a 14-wide image's 7 tiles ran scalar). float32 only: float64 convolutions stay on im2col, exact to
+/// rounding.
 ///
 /// Rounding: the transforms add and subtract a few inputs, so results differ from im2col's by a few ulps of
 /// the inputs' magnitude (measured max relative error ~1e-6 in float32 on unit-normal data, inside PyTorch's
@@ -90,7 +92,7 @@ func winogradConvolution(_ x: UnsafePointer<Float>, _ w: UnsafePointer<Float>, b
         let blockTiles = Swift.min(imagesPerBlock, images.count) * perImage
         let v = ScratchBuffer<Float>(count: 16 * winogradPlaneStride(channels: cin, tiles: blockTiles))
         let m = ScratchBuffer<Float>(count: 16 * winogradPlaneStride(channels: cout, tiles: blockTiles))
-        let scratch = ScratchBuffer<Float>(count: 24 * (p.tilesW + 1))
+        let scratch = ScratchBuffer<Float>(count: Int(ct_winograd_scratch_f32(Int64(p.tilesW))))
         forEachImageBlock(images, block: imagesPerBlock) { first, count in
             let tiles = count * perImage
             let vs = winogradPlaneStride(channels: cin, tiles: tiles), ms = winogradPlaneStride(channels: cout, tiles: tiles)
@@ -156,7 +158,7 @@ func winogradWeightGradient(_ dy: UnsafePointer<Float>, _ x: UnsafePointer<Float
         let blockTiles = Swift.min(imagesPerBlock, images.count) * perImage
         let v = ScratchBuffer<Float>(count: 16 * winogradPlaneStride(channels: cin, tiles: blockTiles))
         let z = ScratchBuffer<Float>(count: 16 * winogradPlaneStride(channels: cout, tiles: blockTiles))
-        let scratch = ScratchBuffer<Float>(count: 24 * (p.tilesW + 1))
+        let scratch = ScratchBuffer<Float>(count: Int(ct_winograd_scratch_f32(Int64(p.tilesW))))
         var beta: Float = 0
         forEachImageBlock(images, block: imagesPerBlock) { first, count in
             let tiles = count * perImage
@@ -208,17 +210,13 @@ private func winogradTransformFilterGradient(_ du: UnsafePointer<Float>, filters
 }
 
 /// Z[ξ][co][tileOffset + tile] = (A·dy·Aᵀ)[ξ] for each 2×2 tile of one image's output gradient (zero past the
-/// output's edge), one tile row at a time in CTorchKernels.
+/// output's edge), one channel plane at a time in CTorchKernels.
 private func winogradTransformOutputGradient(_ dy: UnsafePointer<Float>, _ p: WinogradProblem, into z: UnsafeMutablePointer<Float>,
                                              tileOffset: Int, tiles: Int, planeStride: Int, scratch: UnsafeMutablePointer<Float>) {
-    let (tw, th, ow, oh, cout) = (p.tilesW, p.tilesH, p.outWidth, p.outHeight, p.outChannels)
-    for co in 0..<cout {
-        let plane = dy + co * oh * ow
-        for ty in 0..<th {
-            let row1 = 2 * ty + 1 < oh ? plane + (2 * ty + 1) * ow : nil
-            ct_winograd_grad_row_f32(plane + 2 * ty * ow, row1, Int64(ow), Int64(tw), z + co * tiles + tileOffset + ty * tw,
-                                     Int64(planeStride), scratch)
-        }
+    let (ow, oh) = (p.outWidth, p.outHeight)
+    for co in 0..<p.outChannels {
+        ct_winograd_grad_plane_f32(dy + co * oh * ow, Int64(oh), Int64(ow), Int64(p.tilesH), Int64(p.tilesW),
+                                   z + co * tiles + tileOffset, Int64(planeStride), scratch)
     }
 }
 
@@ -258,41 +256,24 @@ private func winogradTransformFilters(_ w: UnsafePointer<Float>, _ p: WinogradPr
 }
 
 /// V[ξ][ci][tileOffset + tile] = (Bᵀ·d·B)[ξ] for each 4×4 input tile d of one image,
-/// Bᵀ = [[1, 0, −1, 0], [0, 1, 1, 0], [0, −1, 1, 0], [0, 1, 0, −1]], one tile row at a time in CTorchKernels.
+/// Bᵀ = [[1, 0, −1, 0], [0, 1, 1, 0], [0, −1, 1, 0], [0, 1, 0, −1]], one channel plane at a time in CTorchKernels.
 private func winogradTransformInput(_ x: UnsafePointer<Float>, _ p: WinogradProblem, into v: UnsafeMutablePointer<Float>,
                                     tileOffset: Int, tiles: Int, planeStride: Int, scratch: UnsafeMutablePointer<Float>) {
-    let (tw, th, width, height) = (p.tilesW, p.tilesH, p.width, p.height)
+    let (width, height) = (p.width, p.height)
     for ci in 0..<p.inChannels {
-        let plane = x + ci * height * width
-        for ty in 0..<th {
-            // Input row r of tile row ty is 2·ty − padH + r; nil in the padding.
-            func row(_ r: Int) -> UnsafePointer<Float>? {
-                let iy = 2 * ty - p.padH + r
-                return iy >= 0 && iy < height ? plane + iy * width : nil
-            }
-            var rows: (UnsafePointer<Float>?, UnsafePointer<Float>?, UnsafePointer<Float>?, UnsafePointer<Float>?) = (row(0), row(1), row(2), row(3))
-            withUnsafePointer(to: &rows) {
-                $0.withMemoryRebound(to: UnsafePointer<Float>?.self, capacity: 4) { rowList in
-                    ct_winograd_input_row_f32(rowList, Int64(width), Int64(p.padW), Int64(tw),
-                                              v + ci * tiles + tileOffset + ty * tw, Int64(planeStride), scratch)
-                }
-            }
-        }
+        ct_winograd_input_plane_f32(x + ci * height * width, Int64(height), Int64(width), Int64(p.padH), Int64(p.padW),
+                                    Int64(p.tilesH), Int64(p.tilesW), v + ci * tiles + tileOffset, Int64(planeStride), scratch)
     }
 }
 
 /// One image's output: each 2×2 tile = Aᵀ·m·A (+ bias), Aᵀ = [[1, 1, 1, 0], [0, 1, −1, −1]], clipped at the edge,
-/// one tile row at a time in CTorchKernels.
+/// one channel plane at a time in CTorchKernels.
 private func winogradTransformOutput(_ m: UnsafePointer<Float>, _ p: WinogradProblem, tileOffset: Int, tiles: Int,
                                      planeStride: Int, bias: UnsafePointer<Float>?, into y: UnsafeMutablePointer<Float>,
                                      scratch: UnsafeMutablePointer<Float>) {
-    let (tw, th, ow, oh, cout) = (p.tilesW, p.tilesH, p.outWidth, p.outHeight, p.outChannels)
-    for co in 0..<cout {
-        let out = y + co * oh * ow
-        for ty in 0..<th {
-            let row1 = 2 * ty + 1 < oh ? out + (2 * ty + 1) * ow : nil
-            ct_winograd_output_row_f32(m + co * tiles + tileOffset + ty * tw, Int64(planeStride), Int64(tw), bias?[co] ?? 0,
-                                       out + 2 * ty * ow, row1, Int64(ow), scratch)
-        }
+    let (ow, oh) = (p.outWidth, p.outHeight)
+    for co in 0..<p.outChannels {
+        ct_winograd_output_plane_f32(m + co * tiles + tileOffset, Int64(planeStride), Int64(p.tilesH), Int64(p.tilesW),
+                                     bias?[co] ?? 0, y + co * oh * ow, Int64(oh), Int64(ow), scratch)
     }
 }
