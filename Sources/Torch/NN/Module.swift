@@ -48,6 +48,9 @@ extension nn {
         }
 
         /// Runs forward pre-hooks, `forward(_:)`, then forward hooks (PyTorch's `module(x)`).
+        /// Whether forward (pre-)hooks are registered, which must then see every module's own call.
+        final var hasForwardHooks: Bool { !forwardPreHooks.isEmpty || !forwardHooks.isEmpty }
+
         public final func callAsFunction(_ x: Tensor) -> Tensor {
             if forwardPreHooks.isEmpty && forwardHooks.isEmpty { return forward(x) }
             var input = x

@@ -38,8 +38,9 @@ extension models {
         }
 
         public override func forward(_ x: Tensor) -> Tensor {
-            var out = relu(bn1(conv1(x)))
-            out = bn2(conv2(out))
+            // Each conv → bn (→ relu) is one convolution in eval mode (nn.convBatchNorm).
+            var out = nn.convBatchNorm(conv1, bn1, then: relu, x)
+            out = nn.convBatchNorm(conv2, bn2, out)
             let identity = downsample.map { $0(x) } ?? x
             return relu(out + identity)
         }
@@ -76,9 +77,9 @@ extension models {
         }
 
         public override func forward(_ x: Tensor) -> Tensor {
-            var out = relu(bn1(conv1(x)))
-            out = relu(bn2(conv2(out)))
-            out = bn3(conv3(out))
+            var out = nn.convBatchNorm(conv1, bn1, then: relu, x)
+            out = nn.convBatchNorm(conv2, bn2, then: relu, out)
+            out = nn.convBatchNorm(conv3, bn3, out)
             let identity = downsample.map { $0(x) } ?? x
             return relu(out + identity)
         }
@@ -173,7 +174,7 @@ extension models {
         }
 
         public override func forward(_ x: Tensor) -> Tensor {
-            var y = maxpool(relu(bn1(conv1(x))))
+            var y = maxpool(nn.convBatchNorm(conv1, bn1, then: relu, x))
             y = layer4(layer3(layer2(layer1(y))))
             return fc(avgpool(y).flatten(startDim: 1))
         }

@@ -87,7 +87,13 @@ extension nn {
             }
         }
 
-        public override func forward(_ x: Tensor) -> Tensor {
+        /// Folded weight and bias for eval-mode convolution + batch norm (EvalFusion.swift); nil until used.
+        var batchNormFold: ConvBatchNormFold?
+
+        public override func forward(_ x: Tensor) -> Tensor { convolve(x, weight: weight, bias: bias) }
+
+        /// This layer's convolution of `x` with the given weight and bias.
+        func convolve(_ x: Tensor, weight: Tensor, bias: Tensor?) -> Tensor {
             precondition(!transposed, "ConvTranspose forward is overridden")
             if paddingMode == .zeros {
                 return nn.functional.convNd(x, weight, bias, stride: stride, padding: padding, dilation: dilation,

@@ -1,0 +1,114 @@
+import XCTest
+@testable import Torch
+
+/// Conv → BatchNorm (→ ReLU) folded into one convolution in eval mode (EvalFusion.swift): the same values as the
+/// modules one by one, and the unfused path wherever the fold could be observed.
+final class EvalFusionTests: XCTestCase {
+    /// Running statistics, affine parameters and conv bias away from their initial values.
+    private func randomise(_ bn: nn.BatchNormBase, _ conv: nn.ConvNd, seed: UInt64) {
+        let g = Generator().manualSeed(seed)
+        torch.noGrad {
+            _ = bn.runningMean!.copy_(torch.randn(bn.runningMean!.shape, generator: g))
+            _ = bn.runningVar!.copy_(torch.rand(bn.runningVar!.shape, generator: g) + 0.5)
+            if let w = bn.weight { _ = w.copy_(torch.randn(w.shape, generator: g)) }
+            if let b = bn.bias { _ = b.copy_(torch.randn(b.shape, generator: g)) }
+            if let b = conv.bias { _ = b.copy_(torch.randn(b.shape, generator: g)) }
+        }
+    }
+
+    /// bn(conv(x)) (then ReLU) with the functional ops, nothing folded.
+    private func reference(_ conv: nn.ConvNd, _ bn: nn.BatchNormBase, relu: Bool, _ x: Tensor) -> Tensor {
+        torch.noGrad {
+            let c = nn.functional.convNd(x, conv.weight, conv.bias, stride: conv.stride, padding: conv.padding,
+                                         dilation: conv.dilation, groups: conv.groups, dims: conv.spatialDims)
+            let y = F.batchNorm(c, bn.runningMean, bn.runningVar, weight: bn.weight, bias: bn.bias, training: false,
+                                eps: bn.eps)
+            return relu ? y.relu() : y
+        }
+    }
+
+    func testSequentialFoldsConvBatchNormReLUInEvalMode() {
+        torch.manualSeed(0)
+        let conv = nn.Conv2d(3, 8, 3, padding: 1), bn = nn.BatchNorm2d(8)
+        let model = nn.Sequential(conv, bn, nn.ReLU(), nn.MaxPool2d(2))
+        randomise(bn, conv, seed: 1)
+        model.eval()
+        let x = torch.randn(2, 3, 9, 7)
+        let y = torch.noGrad { model(x) }
+        XCTAssertNotNil(conv.batchNormFold, "eval + noGrad folds the batch norm")
+        assertClose(y, F.maxPool2d(reference(conv, bn, relu: true, x), 2), atol: 1e-5, rtol: 1e-5)
+        // An in-place change to a running statistic rebuilds the fold.
+        let before = conv.batchNormFold!
+        torch.noGrad { _ = bn.runningMean!.add_(torch.tensor(0.25)) }
+        let y2 = torch.noGrad { model(x) }
+        XCTAssertFalse(conv.batchNormFold! === before)
+        assertClose(y2, F.maxPool2d(reference(conv, bn, relu: true, x), 2), atol: 1e-5, rtol: 1e-5)
+        // A second call with nothing changed reuses it.
+        let cached = conv.batchNormFold!
+        _ = torch.noGrad { model(x) }
+        XCTAssertTrue(conv.batchNormFold! === cached)
+    }
+
+    func testEveryRankWithAndWithoutAffineAndConvBias() {
+        torch.manualSeed(3)
+        let cases: [(nn.ConvNd, nn.BatchNormBase, [Int])] = [
+            (nn.Conv1d(4, 6, 3, stride: 2, bias: true), nn.BatchNorm1d(6), [3, 4, 11]),
+            (nn.Conv2d(4, 6, 3, padding: 2, dilation: 2, groups: 2, bias: false), nn.BatchNorm2d(6, affine: false), [2, 4, 8, 9]),
+            (nn.Conv3d(2, 5, 2, bias: true), nn.BatchNorm3d(5), [2, 2, 4, 5, 3]),
+        ]
+        for (i, (conv, bn, shape)) in cases.enumerated() {
+            randomise(bn, conv, seed: UInt64(10 + i))
+            bn.eval()
+            let x = torch.randn(shape)
+            let y = torch.noGrad { nn.convBatchNorm(conv, bn, x) }
+            XCTAssertNotNil(conv.batchNormFold, "case \(i)")
+            assertClose(y, reference(conv, bn, relu: false, x), atol: 1e-5, rtol: 1e-5)
+        }
+        // float64 folds in float64.
+        let conv = nn.Conv2d(2, 3, 3, dtype: .float64), bn = nn.BatchNorm2d(3, dtype: .float64)
+        randomise(bn, conv, seed: 20)
+        bn.eval()
+        let x = torch.randn([2, 2, 5, 5], dtype: .float64)
+        assertClose(torch.noGrad { nn.convBatchNorm(conv, bn, then: nn.ReLU(), x) }, reference(conv, bn, relu: true, x),
+                    atol: 1e-12, rtol: 1e-12)
+    }
+
+    func testNothingIsFoldedWhereItCouldBeSeen() {
+        torch.manualSeed(5)
+        let x = torch.randn(2, 3, 6, 6)
+        // Training mode: batch statistics.
+        let conv = nn.Conv2d(3, 4, 3), bn = nn.BatchNorm2d(4)
+        _ = torch.noGrad { nn.convBatchNorm(conv, bn, x) }
+        XCTAssertNil(conv.batchNormFold)
+        // Eval mode with autograd recording: the graph has the two nodes and gradients flow to bn's parameters.
+        bn.eval()
+        let y = nn.convBatchNorm(conv, bn, x)
+        XCTAssertNil(conv.batchNormFold)
+        XCTAssertEqual(y.gradFn?.name, "NativeBatchNormBackward0")
+        y.sum().backward()
+        XCTAssertNotNil(bn.weight!.grad)
+        // A forward hook on the batch norm sees its input and output.
+        var calls = 0
+        let handle = bn.registerForwardHook { _, _, _ in calls += 1; return nil }
+        _ = torch.noGrad { nn.Sequential(conv, bn)(x) }
+        XCTAssertEqual(calls, 1)
+        XCTAssertNil(conv.batchNormFold)
+        handle.remove()
+        // A batch norm of another rank than the convolution stops as it would unfused; a non-zero padding mode,
+        // a SyncBatchNorm and an unbatched input are not folded.
+        let reflect = nn.Conv2d(3, 4, 3, padding: 1, paddingMode: .reflect)
+        _ = torch.noGrad { nn.convBatchNorm(reflect, bn, x) }
+        XCTAssertNil(reflect.batchNormFold)
+        let sync = nn.SyncBatchNorm(4)
+        sync.eval()
+        _ = torch.noGrad { nn.convBatchNorm(conv, sync, x) }
+        XCTAssertNil(conv.batchNormFold)
+        let plain = nn.Conv2d(3, 4, 3)
+        let bn2 = nn.BatchNorm2d(4)
+        bn2.eval()
+        XCTAssertNil(nn.foldIfExact(plain, bn2, torch.randn(3, 6, 6)))
+        let bn1d = nn.BatchNorm1d(4)
+        bn1d.eval()
+        XCTAssertNil(nn.foldIfExact(plain, bn1d, x))
+    }
+}
