@@ -47,10 +47,10 @@ extension nn {
             preconditionFailure("Module [\(typeName)] is missing the required \"forward\" function")
         }
 
-        /// Runs forward pre-hooks, `forward(_:)`, then forward hooks (PyTorch's `module(x)`).
         /// Whether forward (pre-)hooks are registered, which must then see every module's own call.
         final var hasForwardHooks: Bool { !forwardPreHooks.isEmpty || !forwardHooks.isEmpty }
 
+        /// Runs forward pre-hooks, `forward(_:)`, then forward hooks (PyTorch's `module(x)`).
         public final func callAsFunction(_ x: Tensor) -> Tensor {
             if forwardPreHooks.isEmpty && forwardHooks.isEmpty { return forward(x) }
             var input = x
