@@ -7,24 +7,18 @@
 #define CT_SFX avx512
 #define CT_VBYTES 64
 #include "batchnorm_kernel.inc"
-#undef CT_SFX
-#undef CT_VBYTES
 #pragma clang attribute pop
 
 #pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
 #define CT_SFX avx2
 #define CT_VBYTES 32
 #include "batchnorm_kernel.inc"
-#undef CT_SFX
-#undef CT_VBYTES
 #pragma clang attribute pop
 #endif
 
 #define CT_SFX base
 #define CT_VBYTES 16
 #include "batchnorm_kernel.inc"
-#undef CT_SFX
-#undef CT_VBYTES
 
 void ct_bn_stats_f32(const float *x, int64_t rows, int64_t stride, int64_t l, float *mean, double *m2) {
   const int64_t count = rows * l;

@@ -12,12 +12,6 @@
 #define CT_DC_CB 4
 #define CT_DC_TB 6
 #include "direct_conv_kernel.inc"
-#undef CT_SFX
-#undef CT_VBYTES
-#undef CT_HAS_FMA
-#undef CT_DC_MB
-#undef CT_DC_CB
-#undef CT_DC_TB
 #pragma clang attribute pop
 
 #pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
@@ -28,12 +22,6 @@
 #define CT_DC_CB 3
 #define CT_DC_TB 4
 #include "direct_conv_kernel.inc"
-#undef CT_SFX
-#undef CT_VBYTES
-#undef CT_HAS_FMA
-#undef CT_DC_MB
-#undef CT_DC_CB
-#undef CT_DC_TB
 #pragma clang attribute pop
 #endif
 
@@ -44,27 +32,10 @@
 #define CT_DC_CB 3
 #define CT_DC_TB 4
 #include "direct_conv_kernel.inc"
-#undef CT_SFX
-#undef CT_VBYTES
-#undef CT_HAS_FMA
 
-int64_t ct_direct_conv_block_f32(void) {
-#if CT_X86
-  int isa = ct_isa_level();
-  if (isa == CT_ISA_AVX512) return 14;
-  if (isa == CT_ISA_AVX2) return 6;
-#endif
-  return CT_DC_MB;
-}
+int64_t ct_direct_conv_block_f32(void) { return CT_PICK(dc_block)(); }
 
-int64_t ct_direct_conv_width_f32(void) {
-#if CT_X86
-  int isa = ct_isa_level();
-  if (isa == CT_ISA_AVX512) return 16;
-  if (isa == CT_ISA_AVX2) return 8;
-#endif
-  return 4;
-}
+int64_t ct_direct_conv_width_f32(void) { return CT_PICK(dc_width)(); }
 
 void ct_direct_conv_f32(const float *x, int64_t cin, int64_t plane, const int64_t *off, int64_t taps,
                         const float *wp, const float *bias, int64_t cout, float *y, int64_t ystride, int64_t nj) {

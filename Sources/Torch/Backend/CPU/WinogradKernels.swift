@@ -79,6 +79,37 @@ struct WinogradProblem {
     }
 }
 
+/// One block of whole images in the Winograd buffers: V (the input channels' 16 transformed planes), the 16 planes of
+/// the output channels (M forward, Z for the weight gradient) and the tile transforms' scratch.
+private struct WinogradBlock {
+    var first: Int, count: Int, tiles: Int
+    var v: UnsafeMutablePointer<Float>, vStride: Int
+    var out: UnsafeMutablePointer<Float>, outStride: Int
+    var scratch: UnsafeMutablePointer<Float>
+}
+
+/// Runs `body` over `images` in blocks of at most `winogradBlockTiles` tiles, with buffers sized for the largest
+/// block (allocated once per call from the caching allocator).
+private func forEachWinogradBlock(_ images: Range<Int>, _ p: WinogradProblem, _ body: (WinogradBlock) -> Void) {
+    guard !images.isEmpty else { return }
+    let perImage = p.tilesPerImage
+    let imagesPerBlock = Swift.max(1, winogradBlockTiles / perImage)
+    let blockTiles = Swift.min(imagesPerBlock, images.count) * perImage
+    let v = ScratchBuffer<Float>(count: 16 * winogradPlaneStride(channels: p.inChannels, tiles: blockTiles))
+    let out = ScratchBuffer<Float>(count: 16 * winogradPlaneStride(channels: p.outChannels, tiles: blockTiles))
+    let scratch = ScratchBuffer<Float>(count: Int(ct_winograd_scratch_f32(Int64(p.tilesW))))
+    forEachImageBlock(images, block: imagesPerBlock) { first, count in
+        let tiles = count * perImage
+        body(WinogradBlock(first: first, count: count, tiles: tiles,
+                           v: v.pointer, vStride: winogradPlaneStride(channels: p.inChannels, tiles: tiles),
+                           out: out.pointer, outStride: winogradPlaneStride(channels: p.outChannels, tiles: tiles),
+                           scratch: scratch.pointer))
+    }
+    scratch.free()
+    out.free()
+    v.free()
+}
+
 /// y = conv(x, w) (+ bias) by F(2×2, 3×3); `x` is `[n, Cin, H, W]`, `w` `[Cout, Cin, 3, 3]`, `y` `[n, Cout, OH, OW]`.
 func winogradConvolution(_ x: UnsafePointer<Float>, _ w: UnsafePointer<Float>, bias: UnsafePointer<Float>?,
                          _ y: UnsafeMutablePointer<Float>, batch n: Int, _ p: WinogradProblem) {
@@ -86,32 +117,23 @@ func winogradConvolution(_ x: UnsafePointer<Float>, _ w: UnsafePointer<Float>, b
     let u = ScratchBuffer<Float>(count: 16 * cout * cin)
     winogradTransformFilters(w, p, into: u.pointer)
     let perImage = p.tilesPerImage
-    let imagesPerBlock = Swift.max(1, winogradBlockTiles / perImage)
     let chunks = imageChunks(n, macsPerImage: 16 * cin * cout * perImage)
     forEachImageChunk(n, chunks: chunks) { _, images in
-        let blockTiles = Swift.min(imagesPerBlock, images.count) * perImage
-        let v = ScratchBuffer<Float>(count: 16 * winogradPlaneStride(channels: cin, tiles: blockTiles))
-        let m = ScratchBuffer<Float>(count: 16 * winogradPlaneStride(channels: cout, tiles: blockTiles))
-        let scratch = ScratchBuffer<Float>(count: Int(ct_winograd_scratch_f32(Int64(p.tilesW))))
-        forEachImageBlock(images, block: imagesPerBlock) { first, count in
-            let tiles = count * perImage
-            let vs = winogradPlaneStride(channels: cin, tiles: tiles), ms = winogradPlaneStride(channels: cout, tiles: tiles)
-            for i in 0..<count {
-                winogradTransformInput(x + (first + i) * cin * p.height * p.width, p, into: v.pointer,
-                                       tileOffset: i * perImage, tiles: tiles, planeStride: vs, scratch: scratch.pointer)
+        forEachWinogradBlock(images, p) { b in
+            for i in 0..<b.count {
+                winogradTransformInput(x + (b.first + i) * cin * p.height * p.width, p, into: b.v, tileOffset: i * perImage,
+                                       tiles: b.tiles, planeStride: b.vStride, scratch: b.scratch)
             }
             for xi in 0..<16 {
-                Float.gemm(cout, tiles, cin, u.pointer + xi * cout * cin, cin, 1, v.pointer + xi * vs, tiles, 1,
-                           beta: 0, m.pointer + xi * ms, tiles)
+                Float.gemm(cout, b.tiles, cin, u.pointer + xi * cout * cin, cin, 1, b.v + xi * b.vStride, b.tiles, 1,
+                           beta: 0, b.out + xi * b.outStride, b.tiles)
             }
-            for i in 0..<count {
-                winogradTransformOutput(m.pointer, p, tileOffset: i * perImage, tiles: tiles, planeStride: ms, bias: bias,
-                                        into: y + (first + i) * cout * p.outHeight * p.outWidth, scratch: scratch.pointer)
+            for i in 0..<b.count {
+                winogradTransformOutput(b.out, p, tileOffset: i * perImage, tiles: b.tiles, planeStride: b.outStride,
+                                        bias: bias, into: y + (b.first + i) * cout * p.outHeight * p.outWidth,
+                                        scratch: b.scratch)
             }
         }
-        scratch.free()
-        m.free()
-        v.free()
     }
     u.free()
 }
@@ -146,7 +168,6 @@ func winogradWeightGradient(_ dy: UnsafePointer<Float>, _ x: UnsafePointer<Float
     let (cin, cout) = (p.inChannels, p.outChannels)
     let uCount = 16 * cout * cin
     let perImage = p.tilesPerImage
-    let imagesPerBlock = Swift.max(1, winogradBlockTiles / perImage)
     let chunks = imageChunks(n, macsPerImage: 16 * cin * cout * perImage)
     let du = ScratchBuffer<Float>(count: chunks * uCount)
     forEachImageChunk(n, chunks: chunks) { chunk, images in
@@ -155,30 +176,22 @@ func winogradWeightGradient(_ dy: UnsafePointer<Float>, _ x: UnsafePointer<Float
             acc.update(repeating: 0, count: uCount)
             return
         }
-        let blockTiles = Swift.min(imagesPerBlock, images.count) * perImage
-        let v = ScratchBuffer<Float>(count: 16 * winogradPlaneStride(channels: cin, tiles: blockTiles))
-        let z = ScratchBuffer<Float>(count: 16 * winogradPlaneStride(channels: cout, tiles: blockTiles))
-        let scratch = ScratchBuffer<Float>(count: Int(ct_winograd_scratch_f32(Int64(p.tilesW))))
         var beta: Float = 0
-        forEachImageBlock(images, block: imagesPerBlock) { first, count in
-            let tiles = count * perImage
-            let vs = winogradPlaneStride(channels: cin, tiles: tiles), zs = winogradPlaneStride(channels: cout, tiles: tiles)
-            for i in 0..<count {
-                winogradTransformInput(x + (first + i) * cin * p.height * p.width, p, into: v.pointer,
-                                       tileOffset: i * perImage, tiles: tiles, planeStride: vs, scratch: scratch.pointer)
-                winogradTransformOutputGradient(dy + (first + i) * cout * p.outHeight * p.outWidth, p, into: z.pointer,
-                                                tileOffset: i * perImage, tiles: tiles, planeStride: zs, scratch: scratch.pointer)
+        forEachWinogradBlock(images, p) { b in
+            for i in 0..<b.count {
+                winogradTransformInput(x + (b.first + i) * cin * p.height * p.width, p, into: b.v, tileOffset: i * perImage,
+                                       tiles: b.tiles, planeStride: b.vStride, scratch: b.scratch)
+                winogradTransformOutputGradient(dy + (b.first + i) * cout * p.outHeight * p.outWidth, p, into: b.out,
+                                                tileOffset: i * perImage, tiles: b.tiles, planeStride: b.outStride,
+                                                scratch: b.scratch)
             }
             for xi in 0..<16 {
                 // ∂L/∂U[ξ] (Cout × Cin) += Z[ξ] (Cout × tiles) · V[ξ]ᵀ (tiles × Cin)
-                Float.gemm(cout, cin, tiles, z.pointer + xi * zs, tiles, 1, v.pointer + xi * vs, 1, tiles,
+                Float.gemm(cout, cin, b.tiles, b.out + xi * b.outStride, b.tiles, 1, b.v + xi * b.vStride, 1, b.tiles,
                            beta: beta, acc + xi * cout * cin, cin)
             }
             beta = 1
         }
-        scratch.free()
-        z.free()
-        v.free()
     }
     for c in 1..<Swift.max(chunks, 1) {
         let part = du.pointer + c * uCount
