@@ -1,7 +1,7 @@
 import CTorchKernels
 
 /// The three kernels every convolution is made of (forward, transposed, weight gradient), over up to three
-/// spatial dims, as im2col/col2im around the packed GEMM of CTorchKernels — unless a faster algorithm takes the
+/// spatial dims, as im2col/col2im (Im2col.swift) around the packed GEMM of CTorchKernels — unless a faster algorithm takes the
 /// shape: Winograd F(2×2, 3×3) (WinogradKernels.swift) or the direct kernels for short im2col matrices
 /// (DirectConvolution.swift); kernel taps that read only padding are cropped first (ConvolutionTapCropping.swift).
 ///
@@ -90,136 +90,6 @@ struct ScratchBuffer<T> {
     func free() { CachingAllocator.free(raw, size: size) }
 }
 
-/// Output positions `o` in `0..<outSize` whose input position `o·stride + offset` lies in `0..<inSize`.
-@inline(__always)
-func validRange(offset: Int, stride: Int, inSize: Int, outSize: Int) -> Range<Int> {
-    // o·s + off ≥ 0  ⇔  o ≥ ceil(−off / s);   o·s + off ≤ inSize − 1  ⇔  o ≤ floor((inSize − 1 − off) / s)
-    let lo = offset >= 0 ? 0 : (-offset + stride - 1) / stride
-    let top = inSize - 1 - offset
-    let hi = top < 0 ? 0 : top / stride + 1
-    let l = Swift.min(lo, outSize), h = Swift.min(Swift.max(hi, l), outSize)
-    return l..<h
-}
-
-/// Walks the im2col matrix of `channels` channels of one image, its rows `ld` elements apart: for each row
-/// (channel, kernel offset) and each output row (od, oh), calls `body(colRow, inputRow, range)` where `colRow` is
-/// the output row's first column,
-/// `inputRow` the input row it reads (nil where it lies in the padding), shifted so that output column `ow`
-/// reads `inputRow[ow·strideW]`, and `range` the columns that read inside the input.
-@inline(__always)
-private func forEachColumnRow(_ g: ConvGeometry, channels: Int, ld: Int,
-                              _ body: (_ colOffset: Int, _ inputOffset: Int?, _ valid: Range<Int>) -> Void) {
-    let (D, H, W) = (g.big[0], g.big[1], g.big[2])
-    let (OD, OH, OW) = (g.small[0], g.small[1], g.small[2])
-    let (KD, KH, KW) = (g.kernel[0], g.kernel[1], g.kernel[2])
-    var row = 0
-    for c in 0..<channels {
-        let channelBase = c * D * H * W
-        for kd in 0..<KD {
-            for kh in 0..<KH {
-                for kw in 0..<KW {
-                    let offW = kw * g.dilation[2] - g.padding[2]
-                    let valid = validRange(offset: offW, stride: g.stride[2], inSize: W, outSize: OW)
-                    for od in 0..<OD {
-                        let id = od * g.stride[0] - g.padding[0] + kd * g.dilation[0]
-                        for oh in 0..<OH {
-                            let ih = oh * g.stride[1] - g.padding[1] + kh * g.dilation[1]
-                            let colOffset = row * ld + (od * OH + oh) * OW
-                            if id < 0 || id >= D || ih < 0 || ih >= H {
-                                body(colOffset, nil, valid)
-                            } else {
-                                body(colOffset, channelBase + (id * H + ih) * W + offW, valid)
-                            }
-                        }
-                    }
-                    row += 1
-                }
-            }
-        }
-    }
-}
-
-/// Writes the im2col matrix (`channels`·KD·KH·KW rows × OD·OH·OW columns, rows `ld` apart) of one image's
-/// `channels` channels.
-func im2col<T: ConvElement>(_ x: UnsafePointer<T>, channels: Int, _ g: ConvGeometry, into col: UnsafeMutablePointer<T>, ld: Int) {
-    let OW = g.small[2], sw = g.stride[2]
-    forEachColumnRow(g, channels: channels, ld: ld) { colOffset, inputOffset, valid in
-        let dst = col + colOffset
-        guard let inputOffset else {
-            dst.update(repeating: 0, count: OW)
-            return
-        }
-        if valid.lowerBound > 0 { dst.update(repeating: 0, count: valid.lowerBound) }
-        let src = x + inputOffset
-        if sw == 1 {
-            if !valid.isEmpty { copyRow(from: src + valid.lowerBound, to: dst + valid.lowerBound, count: valid.count) }
-        } else if sw == 2 {
-            copyEvenElements(from: src, to: dst, valid)
-        } else {
-            for ow in valid { dst[ow] = src[ow &* sw] }
-        }
-        if valid.upperBound < OW { (dst + valid.upperBound).update(repeating: 0, count: OW - valid.upperBound) }
-    }
-}
-
-/// Copies `count` elements (Float or Double), rows up to 512 bytes inline in 32-byte moves. im2col copies one output row per
-/// (channel, kernel offset, output row) — rows of 10–60 elements in small CNNs — and a libc `memmove` call per
-/// row cost LeNet-5's forward 14 % of its time in call overhead (perf, AMD Zen 4).
-@inline(__always)
-private func copyRow<T>(from src: UnsafePointer<T>, to dst: UnsafeMutablePointer<T>, count: Int) {
-    let bytes = count * MemoryLayout<T>.stride
-    guard bytes <= 512 else {
-        dst.update(from: src, count: count)
-        return
-    }
-    let s = UnsafeRawPointer(src), d = UnsafeMutableRawPointer(dst)
-    var i = 0
-    while i + 32 <= bytes {
-        d.storeBytes(of: s.loadUnaligned(fromByteOffset: i, as: SIMD32<UInt8>.self), toByteOffset: i, as: SIMD32<UInt8>.self)
-        i += 32
-    }
-    while i + 4 <= bytes {
-        d.storeBytes(of: s.loadUnaligned(fromByteOffset: i, as: UInt32.self), toByteOffset: i, as: UInt32.self)
-        i += 4
-    }
-}
-
-/// dst[i] = src[2i] for i in `range`: stride-2 convolutions' im2col rows (ResNet's 7×7 stem and downsampling
-/// convolutions), 8 floats at a time from the even lanes of 16-float loads, which a scalar strided loop with
-/// overflow checks ran at a quarter of the speed. A load never reaches past src[2·(range.upperBound − 1)].
-@inline(__always)
-private func copyEvenElements<T>(from src: UnsafePointer<T>, to dst: UnsafeMutablePointer<T>, _ range: Range<Int>) {
-    var i = range.lowerBound
-    if T.self == Float.self {
-        let s = UnsafeRawPointer(src), d = UnsafeMutableRawPointer(dst)
-        let stride = MemoryLayout<Float>.stride
-        while i &+ 8 < range.upperBound {  // the 16-float load's last lane is src[2i + 15] ≤ src[2·(upper − 1)]
-            let v = s.loadUnaligned(fromByteOffset: 2 &* i &* stride, as: SIMD16<Float>.self)
-            d.storeBytes(of: v.evenHalf, toByteOffset: i &* stride, as: SIMD8<Float>.self)
-            i &+= 8
-        }
-    }
-    while i < range.upperBound {
-        dst[i] = src[2 &* i]
-        i &+= 1
-    }
-}
-
-/// Adds the im2col-shaped `col` (rows `ld` apart) back into one image's `channels` channels of `x` (the adjoint of
-/// `im2col`).
-func col2imAdd<T: ConvElement>(_ col: UnsafePointer<T>, channels: Int, _ g: ConvGeometry, into x: UnsafeMutablePointer<T>, ld: Int) {
-    let sw = g.stride[2]
-    forEachColumnRow(g, channels: channels, ld: ld) { colOffset, inputOffset, valid in
-        guard let inputOffset else { return }
-        let src = col + colOffset, dst = x + inputOffset
-        if sw == 1 {
-            for ow in valid { dst[ow] += src[ow] }
-        } else {
-            for ow in valid { dst[ow * sw] += src[ow] }
-        }
-    }
-}
-
 /// How to split a batch of `n` images over the pool: contiguous chunks of images, one per thread, when the
 /// batch has at least two images per thread or the per-image product is too small for the GEMM to split
 /// (below ~0.5M multiply-adds it runs on one thread); otherwise one chunk, the GEMM using the threads.
@@ -263,11 +133,11 @@ private func imagesPerGEMM(_ g: ConvGeometry, images: Int) -> Int {
 /// The im2col matrices of group `grp` of images `first ..< first + count` side by side in `col`: image i's
 /// columns start at `col + i·P`, the rows are `count·P` apart.
 @inline(__always)
-private func im2colImages<T: ConvElement>(_ x: UnsafePointer<T>, first: Int, count: Int, group grp: Int, _ g: ConvGeometry,
+private func im2colImages<T: ConvElement>(_ x: UnsafePointer<T>, first: Int, count: Int, group grp: Int, _ plan: Im2colPlan,
                                           into col: UnsafeMutablePointer<T>) {
-    let cbg = g.bigChannels / g.groups, P = g.smallPlane
+    let g = plan.geometry, cbg = g.bigChannels / g.groups, P = g.smallPlane
     for i in 0..<count {
-        im2col(x + ((first + i) * g.bigChannels + grp * cbg) * g.bigPlane, channels: cbg, g, into: col + i * P, ld: count * P)
+        plan.im2col(x + ((first + i) * g.bigChannels + grp * cbg) * g.bigPlane, channels: cbg, into: col + i * P, ld: count * P)
     }
 }
 
@@ -315,7 +185,7 @@ func convSmallFromBigKernel<T: ConvElement>(_ x: UnsafePointer<T>, _ w: UnsafePo
     let P = g.smallPlane, K = g.colRows
     let cbg = g.bigChannels / g.groups, csg = g.smallChannels / g.groups
     let chunks = imageChunks(n, macsPerImage: g.smallChannels * K * P)
-    let pointwise = g.isPointwise
+    let pointwise = g.isPointwise, plan = Im2colPlan(g)
     forEachImageChunk(n, chunks: chunks) { _, images in
         let block = imagesPerGEMM(g, images: images.count)
         if block > 1 {
@@ -324,7 +194,7 @@ func convSmallFromBigKernel<T: ConvElement>(_ x: UnsafePointer<T>, _ w: UnsafePo
             forEachImageBlock(images, block: block) { first, count in
                 let ld = count * P
                 for grp in 0..<g.groups {
-                    im2colImages(x, first: first, count: count, group: grp, g, into: col.pointer)
+                    im2colImages(x, first: first, count: count, group: grp, plan, into: col.pointer)
                     if let bias {
                         for r in 0..<csg { (out.pointer + r * ld).update(repeating: bias[grp * csg + r], count: ld) }
                     }
@@ -350,7 +220,7 @@ func convSmallFromBigKernel<T: ConvElement>(_ x: UnsafePointer<T>, _ w: UnsafePo
                 }
                 let b: UnsafePointer<T>
                 if let col {
-                    im2col(xg, channels: cbg, g, into: col.pointer, ld: P)
+                    plan.im2col(xg, channels: cbg, into: col.pointer, ld: P)
                     b = UnsafePointer(col.pointer)
                 } else {
                     b = xg
@@ -383,7 +253,7 @@ func convBigFromSmallKernel<T: ConvElement>(_ y: UnsafePointer<T>, _ w: UnsafePo
     let P = g.smallPlane, K = g.colRows, plane = g.bigPlane
     let cbg = g.bigChannels / g.groups, csg = g.smallChannels / g.groups
     let chunks = imageChunks(n, macsPerImage: g.smallChannels * K * P)
-    let pointwise = g.isPointwise
+    let pointwise = g.isPointwise, plan = Im2colPlan(g)
     forEachImageChunk(n, chunks: chunks) { _, images in
         let block = imagesPerGEMM(g, images: images.count)
         if block > 1 {
@@ -398,7 +268,7 @@ func convBigFromSmallKernel<T: ConvElement>(_ y: UnsafePointer<T>, _ w: UnsafePo
                     for i in 0..<count {
                         let xg = x + ((first + i) * g.bigChannels + grp * cbg) * plane
                         xg.update(repeating: 0, count: cbg * plane)
-                        col2imAdd(UnsafePointer(col.pointer + i * P), channels: cbg, g, into: xg, ld: ld)
+                        plan.col2imAdd(UnsafePointer(col.pointer + i * P), channels: cbg, into: xg, ld: ld)
                         if let bias {
                             for c in 0..<cbg {
                                 let v = bias[grp * cbg + c], row = xg + c * plane
@@ -422,7 +292,7 @@ func convBigFromSmallKernel<T: ConvElement>(_ y: UnsafePointer<T>, _ w: UnsafePo
                 if let col {
                     T.gemm(K, P, csg, wg, 1, K, yg, P, 1, beta: 0, col.pointer, P)
                     xg.update(repeating: 0, count: cbg * plane)
-                    col2imAdd(col.pointer, channels: cbg, g, into: xg, ld: P)
+                    plan.col2imAdd(col.pointer, channels: cbg, into: xg, ld: P)
                 } else {
                     T.gemm(K, P, csg, wg, 1, K, yg, P, 1, beta: 0, xg, P)
                 }
@@ -470,7 +340,7 @@ func convWeightGradKernel<T: ConvElement>(_ y: UnsafePointer<T>, _ x: UnsafePoin
         return
     }
     let chunks = imageChunks(n, macsPerImage: g.smallChannels * K * P)
-    let pointwise = g.isPointwise
+    let pointwise = g.isPointwise, plan = Im2colPlan(g)
     // Chunk 0 sums into dw itself, the others into partial buffers added at the end.
     let partials = chunks > 1 ? ScratchBuffer<T>(count: (chunks - 1) * wCount) : nil
     forEachImageChunk(n, chunks: chunks) { chunk, images in
@@ -485,7 +355,7 @@ func convWeightGradKernel<T: ConvElement>(_ y: UnsafePointer<T>, _ x: UnsafePoin
                 for grp in 0..<g.groups {
                     copyImageRows(UnsafeMutablePointer(mutating: y + (first * g.smallChannels + grp * csg) * P),
                                   imageStride: g.smallChannels * P, rows: csg, count: count, plane: P, ys.pointer, toBlock: true)
-                    im2colImages(x, first: first, count: count, group: grp, g, into: col.pointer)
+                    im2colImages(x, first: first, count: count, group: grp, plan, into: col.pointer)
                     T.gemm(csg, K, ld, UnsafePointer(ys.pointer), ld, 1, UnsafePointer(col.pointer), 1, ld, beta: beta,
                            acc + grp * csg * K, K)
                 }
@@ -503,7 +373,7 @@ func convWeightGradKernel<T: ConvElement>(_ y: UnsafePointer<T>, _ x: UnsafePoin
                 let yg = y + (i * g.smallChannels + grp * csg) * P
                 let b: UnsafePointer<T>
                 if let col {
-                    im2col(xg, channels: cbg, g, into: col.pointer, ld: P)
+                    plan.im2col(xg, channels: cbg, into: col.pointer, ld: P)
                     b = UnsafePointer(col.pointer)
                 } else {
                     b = xg
