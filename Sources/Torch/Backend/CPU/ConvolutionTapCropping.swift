@@ -45,19 +45,23 @@ extension ConvGeometry {
 func copyLiveTaps<T: ConvElement>(_ full: UnsafeMutablePointer<T>, _ cropped: UnsafeMutablePointer<T>, rows: Int,
                                   kernel: [Int], taps: [Range<Int>], toCropped: Bool) {
     let volume = kernel[0] * kernel[1] * kernel[2]
-    let croppedVolume = taps[0].count * taps[1].count * taps[2].count
-    let (tapsD, tapsH, tapsW) = (taps[0], taps[1], taps[2]), (kernelH, kernelW) = (kernel[1], kernel[2])
-    parallelFor(rows, grain: Swift.max(1, elementwiseGrain / volume)) { lo, hi in
-        if !toCropped { (full + lo * volume).update(repeating: 0, count: (hi - lo) * volume) }
-        for r in lo..<hi {
-            var j = r * croppedVolume
-            for kd in tapsD {
-                for kh in tapsH {
-                    let base = r * volume + (kd * kernelH + kh) * kernelW
-                    for kw in tapsW {
-                        if toCropped { cropped[j] = full[base + kw] } else { full[base + kw] = cropped[j] }
-                        j += 1
-                    }
+    // The live taps' offsets within one row of `full`, in the cropped kernel's order.
+    var offsets: [Int] = []
+    for kd in taps[0] { for kh in taps[1] { for kw in taps[2] { offsets.append((kd * kernel[1] + kh) * kernel[2] + kw) } } }
+    let live = offsets.count
+    offsets.withUnsafeBufferPointer { offsetBuffer in
+        let offset = offsetBuffer.baseAddress!
+        parallelFor(rows, grain: Swift.max(1, elementwiseGrain / volume)) { lo, hi in
+            if toCropped {
+                for r in lo..<hi {
+                    let src = full + r &* volume, dst = cropped + r &* live
+                    for j in 0..<live { dst[j] = src[offset[j]] }
+                }
+            } else {
+                (full + lo &* volume).update(repeating: 0, count: (hi &- lo) &* volume)
+                for r in lo..<hi {
+                    let dst = full + r &* volume, src = cropped + r &* live
+                    for j in 0..<live { dst[offset[j]] = src[j] }
                 }
             }
         }
