@@ -96,6 +96,9 @@ func registerConvCases() {
     register("lenet5_step", threads: [1, 2], "tutorial 001 LeNet-5 train step, batch 64 3x32x32, SGD momentum 0.9 (ms)", lenetStepCase)
     register("cnn_epoch", "2 conv+BN+pool, 2 linear CNN, one Fashion-MNIST epoch, batch 64, Adam (s)", cnnEpochCase)
     register("resnet18_fwd", "torchvision resnet18 eval forward, batch 1 of 3x224x224, no grad (ms)", resnet18ForwardCase)
+    register("depthwise_conv_fwdbwd", "F.conv2d depthwise 3x3 pad 1, 96 channels, batch 8 of 56x56, forward + backward (ms)",
+             depthwiseConvCase)
+    register("mobilenet_v2_fwd", "torchvision mobilenet_v2 eval forward, batch 1 of 3x224x224, no grad (ms)", mobileNetV2ForwardCase)
     register("resnet18_step", threads: [1, 2], "resnet18 (fc -> 10 classes) train step, batch 32 of 3x32x32, SGD momentum 0.9 (ms)",
              resnet18StepCase)
 }
@@ -103,6 +106,29 @@ func registerConvCases() {
 /// torchvision's ResNet-18 in eval mode, one 3×224×224 image under noGrad (ms).
 func resnet18ForwardCase(_ s: BenchSettings) -> BenchResult {
     let model = models.resnet18()
+    model.eval()
+    let x = torch.randn(1, 3, 224, 224)
+    let t = measure(s) { iters in
+        torch.noGrad { for _ in 0..<iters { discard(model(x)) } }
+    }
+    return .millis(t)
+}
+
+/// A depthwise 3×3 convolution (MobileNetV2's 96-channel stage at 56×56) forward + backward on a batch of 8 (ms).
+func depthwiseConvCase(_ s: BenchSettings) -> BenchResult {
+    let x = torch.randn(8, 96, 56, 56, requiresGrad: true), w = torch.randn(96, 1, 3, 3, requiresGrad: true)
+    let t = measure(s) { iters in
+        for _ in 0..<iters {
+            x.grad = nil; w.grad = nil
+            F.conv2d(x, w, padding: 1, groups: 96).sum().backward()
+        }
+    }
+    return .millis(t)
+}
+
+/// torchvision's MobileNetV2 in eval mode (depthwise convolutions), one 3×224×224 image under noGrad (ms).
+func mobileNetV2ForwardCase(_ s: BenchSettings) -> BenchResult {
+    let model = models.mobilenetV2()
     model.eval()
     let x = torch.randn(1, 3, 224, 224)
     let t = measure(s) { iters in

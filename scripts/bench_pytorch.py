@@ -400,6 +400,30 @@ def resnet18_forward_case(s):
     return millis(measure(s, body))
 
 
+def depthwise_conv_case(s):
+    import torch.nn.functional as F
+    x = torch.randn(8, 96, 56, 56, requires_grad=True)
+    w = torch.randn(96, 1, 3, 3, requires_grad=True)
+
+    def body(iters):
+        for _ in range(iters):
+            x.grad = w.grad = None
+            F.conv2d(x, w, padding=1, groups=96).sum().backward()
+    return millis(measure(s, body))
+
+
+def mobilenet_v2_forward_case(s):
+    import torchvision
+    model = torchvision.models.mobilenet_v2().eval()
+    x = torch.randn(1, 3, 224, 224)
+
+    def body(iters):
+        with torch.no_grad():
+            for _ in range(iters):
+                model(x)
+    return millis(measure(s, body))
+
+
 def cnn_epoch_case(s):
     import os
     import torchvision.transforms as transforms
@@ -518,6 +542,9 @@ CASES = [
      train_step_case(LeNet5, (64, 3, 32, 32))),
     ("cnn_epoch", [1], "2 conv+BN+pool, 2 linear CNN, one Fashion-MNIST epoch, batch 64, Adam (s)", cnn_epoch_case),
     ("resnet18_fwd", [1], "torchvision resnet18 eval forward, batch 1 of 3x224x224, no grad (ms)", resnet18_forward_case),
+    ("depthwise_conv_fwdbwd", [1], "F.conv2d depthwise 3x3 pad 1, 96 channels, batch 8 of 56x56, forward + backward (ms)",
+     depthwise_conv_case),
+    ("mobilenet_v2_fwd", [1], "torchvision mobilenet_v2 eval forward, batch 1 of 3x224x224, no grad (ms)", mobilenet_v2_forward_case),
     ("resnet18_step", [1, 2], "resnet18 (fc -> 10 classes) train step, batch 32 of 3x32x32, SGD momentum 0.9 (ms)",
      train_step_case(resnet18_10, (32, 3, 32, 32))),
     ("vision_pipeline_w0", [1], "Fashion-MNIST epoch through ToTensor+Normalize+RandomCrop(28, padding 2)+RandomHorizontalFlip, "

@@ -207,4 +207,16 @@ final class ActivationTests: XCTestCase {
         d.sum().backward()
         assertClose(leaf.grad!, d.detach())
     }
+
+    /// NaN passes through ReLU6 and Hardtanh and infinities clamp, as in torch 2.15 (36 elements: the vector loop and its tail).
+    func testHardtanhKeepsNaN() {
+        let row: [Float] = [.nan, .infinity, -.infinity, -1, 0.5, 7]
+        let x = torch.tensor(Array([[Float]](repeating: row, count: 6).joined()))
+        let relu6 = F.relu6(x).toArray(as: Float.self), clamped = F.hardtanh(x, minVal: -2, maxVal: 3).toArray(as: Float.self)
+        for k in 0..<6 {
+            XCTAssertTrue(relu6[6 * k].isNaN && clamped[6 * k].isNaN)
+            XCTAssertEqual(Array(relu6[(6 * k + 1)..<(6 * k + 6)]), [6, 0, 0, 0.5, 6])
+            XCTAssertEqual(Array(clamped[(6 * k + 1)..<(6 * k + 6)]), [3, -2, -1, 0.5, 3])
+        }
+    }
 }

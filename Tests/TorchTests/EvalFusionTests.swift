@@ -49,6 +49,22 @@ final class EvalFusionTests: XCTestCase {
         XCTAssertTrue(conv.batchNormFold! === cached)
     }
 
+    /// MobileNet's depthwise Conv → BatchNorm → ReLU6, and a Hardtanh: the clamp runs in place on the fused output.
+    func testReLU6AndHardtanhFollowTheFold() {
+        torch.manualSeed(2)
+        let conv = nn.Conv2d(6, 6, 3, padding: 1, groups: 6), bn = nn.BatchNorm2d(6)
+        randomise(bn, conv, seed: 3)
+        let x = torch.randn(2, 6, 7, 5) * 4
+        for (activation, clamp) in [(nn.ReLU6() as nn.Module, (0.0, 6.0)), (nn.Hardtanh(minVal: -0.5, maxVal: 0.5), (-0.5, 0.5))] {
+            conv.batchNormFold = nil
+            let model = nn.Sequential(conv, bn, activation)
+            model.eval()
+            let y = torch.noGrad { model(x) }
+            XCTAssertNotNil(conv.batchNormFold, "\(activation): the run is folded")
+            assertClose(y, reference(conv, bn, relu: false, x).clamp(min: clamp.0, max: clamp.1), atol: 1e-5, rtol: 1e-5)
+        }
+    }
+
     func testEveryRankWithAndWithoutAffineAndConvBias() {
         torch.manualSeed(3)
         let cases: [(nn.ConvNd, nn.BatchNormBase, [Int])] = [

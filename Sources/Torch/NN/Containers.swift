@@ -92,7 +92,7 @@ extension nn {
             return m
         }
 
-        /// Feeds `x` through each module in order. A Conv → BatchNorm (→ ReLU) run in eval mode is one
+        /// Feeds `x` through each module in order. A Conv → BatchNorm (→ ReLU/ReLU6/Hardtanh) run in eval mode is one
         /// convolution with the batch norm folded in, where that is exact to rounding (`nn.convBatchNorm`).
         open override func forward(_ x: Tensor) -> Tensor {
             let mods = Array(registeredModules.values)
@@ -100,7 +100,7 @@ extension nn {
             var i = 0
             while i < mods.count {
                 if i + 1 < mods.count, mods[i] is ConvNd, mods[i + 1] is BatchNormBase {
-                    let relu = i + 2 < mods.count && mods[i + 2] is ReLU ? mods[i + 2] : nil
+                    let relu = i + 2 < mods.count && nn.isInPlaceClamp(mods[i + 2]) ? mods[i + 2] : nil
                     if let fused = nn.fusedConvBatchNorm(mods[i], mods[i + 1], then: relu, y) {
                         y = fused
                         i += relu == nil ? 2 : 3

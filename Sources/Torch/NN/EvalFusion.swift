@@ -1,4 +1,4 @@
-/// Convolution → BatchNorm (→ ReLU) in eval mode as one convolution.
+/// Convolution → BatchNorm (→ ReLU, ReLU6 or Hardtanh) in eval mode as one convolution.
 ///
 /// In eval mode a batch norm is a fixed per-channel affine map, y = x·α + β with α = γ/√(running_var + ε) and
 /// β = beta − running_mean·α, so after a convolution it folds into the convolution's weights and bias (PyTorch
@@ -28,7 +28,8 @@ extension nn {
     /// - no autograd graph being recorded (grad mode off, or neither `x` nor a parameter requires grad);
     /// - no forward hooks on the modules.
     /// The folded weights are kept on `conv` and rebuilt when any of the six tensors they come from changes. A
-    /// `nn.ReLU` activation then runs in place on the convolution's output; any other runs as its module.
+    /// `nn.ReLU`, `nn.ReLU6` or `nn.Hardtanh` activation then runs in place on the convolution's output; any other
+    /// runs as its module.
     ///
     /// ```swift
     /// // A block's forward, fused in eval mode:
@@ -45,10 +46,18 @@ extension nn {
         guard let c = conv as? ConvNd, let b = bn as? BatchNormBase, let fold = foldIfExact(c, b, x) else { return nil }
         let y = c.convolve(x, weight: fold.weight, bias: fold.bias)
         guard let activation else { return y }
-        // The output is new and seen by no one else, so ReLU(inplace: false) may run in place too.
-        if activation is ReLU && !activation.hasForwardHooks { return y.relu_() }
+        // The output is new and seen by no one else, so a clamp (ReLU, ReLU6, Hardtanh) may run in place on it even
+        // when its module was built with inplace: false.
+        guard !activation.hasForwardHooks else { return activation(y) }
+        if activation is ReLU { return y.relu_() }
+        if activation is ReLU6 { return F.relu6(y, inplace: true) }
+        if let h = activation as? Hardtanh { return F.hardtanh(y, minVal: h.minVal, maxVal: h.maxVal, inplace: true) }
         return activation(y)
     }
+
+    /// Whether `module` is an activation `convBatchNorm` runs in place on the fused output (`nn.Sequential` folds a
+    /// Conv → BatchNorm run together with a following one).
+    static func isInPlaceClamp(_ module: Module) -> Bool { module is ReLU || module is ReLU6 || module is Hardtanh }
 
     /// The fold of `conv` and `bn` when running them as one is exact to rounding (see `convBatchNorm`), or nil.
     static func foldIfExact(_ conv: ConvNd, _ bn: BatchNormBase, _ x: Tensor) -> ConvBatchNormFold? {

@@ -2,8 +2,9 @@ import CTorchKernels
 
 /// The three kernels every convolution is made of (forward, transposed, weight gradient), over up to three
 /// spatial dims, as im2col/col2im (Im2col.swift) around the packed GEMM of CTorchKernels — unless a faster algorithm takes the
-/// shape: Winograd F(2×2, 3×3) (WinogradKernels.swift) or the direct kernels for short im2col matrices
-/// (DirectConvolution.swift); kernel taps that read only padding are cropped first (ConvolutionTapCropping.swift).
+/// shape: Winograd F(2×2, 3×3) (WinogradKernels.swift), the direct kernels for short im2col matrices
+/// (DirectConvolution.swift) or the depthwise loops (DepthwiseConvolution.swift); kernel taps that read only padding
+/// are cropped first (ConvolutionTapCropping.swift).
 ///
 /// Naming: a convolution relates a *big* tensor `X` `[N, Cbig, D, H, W]` and a *small* tensor `Y`
 /// `[N, Csmall, OD, OH, OW]` through a weight `[Csmall, Cbig / groups, KD, KH, KW]`:
@@ -170,6 +171,7 @@ private func copyImageRows<T>(_ tensor: UnsafeMutablePointer<T>, imageStride: In
 func convSmallFromBigKernel<T: ConvElement>(_ x: UnsafePointer<T>, _ w: UnsafePointer<T>, bias: UnsafePointer<T>?,
                                             _ y: UnsafeMutablePointer<T>, batch n: Int, _ g: ConvGeometry) {
     if withLiveTaps(w, g, { convSmallFromBigKernel(x, $0, bias: bias, y, batch: n, $1) }) { return }
+    if DepthwiseConvolution.applies(g) { return depthwiseSmallFromBig(x, w, bias: bias, y, batch: n, g) }
     if T.self == Float.self, let problem = WinogradProblem(forward: g, batch: n) {
         winogradConvolution(UnsafeRawPointer(x).assumingMemoryBound(to: Float.self), UnsafeRawPointer(w).assumingMemoryBound(to: Float.self),
                             bias: bias.map { UnsafeRawPointer($0).assumingMemoryBound(to: Float.self) },
@@ -236,6 +238,7 @@ func convSmallFromBigKernel<T: ConvElement>(_ x: UnsafePointer<T>, _ w: UnsafePo
 func convBigFromSmallKernel<T: ConvElement>(_ y: UnsafePointer<T>, _ w: UnsafePointer<T>, bias: UnsafePointer<T>?,
                                             _ x: UnsafeMutablePointer<T>, batch n: Int, _ g: ConvGeometry) {
     if withLiveTaps(w, g, { convBigFromSmallKernel(y, $0, bias: bias, x, batch: n, $1) }) { return }
+    if DepthwiseConvolution.applies(g) { return depthwiseBigFromSmall(y, w, bias: bias, x, batch: n, g) }
     if T.self == Float.self, let problem = WinogradProblem(transposed: g, batch: n) {
         winogradTransposedConvolution(UnsafeRawPointer(y).assumingMemoryBound(to: Float.self),
                                       UnsafeRawPointer(w).assumingMemoryBound(to: Float.self),
@@ -320,6 +323,7 @@ func convWeightGradKernel<T: ConvElement>(_ y: UnsafePointer<T>, _ x: UnsafePoin
         dwc.free()
         return
     }
+    if DepthwiseConvolution.applies(g) { return depthwiseWeightGrad(y, x, dw, batch: n, g) }
     if T.self == Float.self, n > 0, let problem = WinogradProblem(forward: g, batch: n) {
         winogradWeightGradient(UnsafeRawPointer(y).assumingMemoryBound(to: Float.self),
                                UnsafeRawPointer(x).assumingMemoryBound(to: Float.self),
