@@ -104,8 +104,10 @@ func registerConvCases() {
 }
 
 /// torchvision's ResNet-18 in eval mode, one 3×224×224 image under noGrad (ms).
-func resnet18ForwardCase(_ s: BenchSettings) -> BenchResult {
-    let model = models.resnet18()
+func resnet18ForwardCase(_ s: BenchSettings) -> BenchResult { evalForwardCase(models.resnet18(), s) }
+
+/// `model` in eval mode on one 3×224×224 image under noGrad (ms).
+func evalForwardCase(_ model: nn.Module, _ s: BenchSettings) -> BenchResult {
     model.eval()
     let x = torch.randn(1, 3, 224, 224)
     let t = measure(s) { iters in
@@ -127,15 +129,7 @@ func depthwiseConvCase(_ s: BenchSettings) -> BenchResult {
 }
 
 /// torchvision's MobileNetV2 in eval mode (depthwise convolutions), one 3×224×224 image under noGrad (ms).
-func mobileNetV2ForwardCase(_ s: BenchSettings) -> BenchResult {
-    let model = models.mobilenetV2()
-    model.eval()
-    let x = torch.randn(1, 3, 224, 224)
-    let t = measure(s) { iters in
-        torch.noGrad { for _ in 0..<iters { discard(model(x)) } }
-    }
-    return .millis(t)
-}
+func mobileNetV2ForwardCase(_ s: BenchSettings) -> BenchResult { evalForwardCase(models.mobilenetV2(), s) }
 
 /// Tutorial 001's ResNet-18 (`fc` replaced by Linear(512, 10)) train step on a batch of 32 3×32×32 images:
 /// forward, CrossEntropyLoss, zero_grad, backward, SGD momentum 0.9 step (ms).

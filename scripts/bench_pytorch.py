@@ -388,16 +388,28 @@ def resnet18_10():
     return model
 
 
+def eval_forward_case(build):
+    """`build()`'s model in eval mode on one 3x224x224 image under no_grad (ms)."""
+    def case(s):
+        model = build().eval()
+        x = torch.randn(1, 3, 224, 224)
+
+        def body(iters):
+            with torch.no_grad():
+                for _ in range(iters):
+                    model(x)
+        return millis(measure(s, body))
+    return case
+
+
 def resnet18_forward_case(s):
     import torchvision
-    model = torchvision.models.resnet18().eval()
-    x = torch.randn(1, 3, 224, 224)
+    return eval_forward_case(torchvision.models.resnet18)(s)
 
-    def body(iters):
-        with torch.no_grad():
-            for _ in range(iters):
-                model(x)
-    return millis(measure(s, body))
+
+def mobilenet_v2_forward_case(s):
+    import torchvision
+    return eval_forward_case(torchvision.models.mobilenet_v2)(s)
 
 
 def depthwise_conv_case(s):
@@ -409,18 +421,6 @@ def depthwise_conv_case(s):
         for _ in range(iters):
             x.grad = w.grad = None
             F.conv2d(x, w, padding=1, groups=96).sum().backward()
-    return millis(measure(s, body))
-
-
-def mobilenet_v2_forward_case(s):
-    import torchvision
-    model = torchvision.models.mobilenet_v2().eval()
-    x = torch.randn(1, 3, 224, 224)
-
-    def body(iters):
-        with torch.no_grad():
-            for _ in range(iters):
-                model(x)
     return millis(measure(s, body))
 
 

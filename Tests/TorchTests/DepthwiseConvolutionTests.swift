@@ -6,32 +6,10 @@ import XCTest
 /// paddings from 0 to past the kernel, asymmetric padding, dilation, a channel multiplier of 2, 1-D, 5×5, batch 1,
 /// float64, two threads, and ConvTranspose (whose forward is the transposed loop).
 final class DepthwiseConvolutionTests: XCTestCase {
-    override func tearDown() {
-        DepthwiseConvolution.enabled = true
-        super.tearDown()
-    }
-
-    /// y, x.grad, w.grad, b.grad of `body(x, w, b)` weighted by a fixed random tensor, with the depthwise loops on or off.
-    private func run(_ x: Tensor, _ w: Tensor, _ b: Tensor, depthwise: Bool, _ body: (Tensor, Tensor, Tensor) -> Tensor) -> [Tensor] {
-        DepthwiseConvolution.enabled = depthwise
-        let xs = x.detach().requiresGrad_(), ws = w.detach().requiresGrad_(), bs = b.detach().requiresGrad_()
-        let y = body(xs, ws, bs)
-        torch.manualSeed(11)
-        (y * torch.randn(y.shape, dtype: y.dtype)).sum().backward()
-        return [y.detach(), xs.grad!, ws.grad!, bs.grad!]
-    }
-
+    /// The depthwise loops' results against grouped im2col's (values and the three gradients).
     private func compare(_ x: Tensor, _ w: Tensor, _ b: Tensor, file: StaticString = #filePath, line: UInt = #line,
                          _ body: (Tensor, Tensor, Tensor) -> Tensor) {
-        let fast = run(x, w, b, depthwise: true, body)
-        let reference = run(x, w, b, depthwise: false, body)
-        let tolerance = x.dtype == .float64 ? 1e-12 : 2e-6
-        for (name, (f, r)) in zip(["output", "input grad", "weight grad", "bias grad"], zip(fast, reference)) {
-            XCTAssertEqual(f.shape, r.shape, name, file: file, line: line)
-            let scale = Swift.max(r.abs().max().item(), 1)
-            let err = (f - r).abs().max().item()
-            XCTAssertLessThanOrEqual(err, tolerance * scale, "\(name): max error \(err) at scale \(scale)", file: file, line: line)
-        }
+        assertKernelPathMatches({ DepthwiseConvolution.enabled = $0 }, x, w, b, tolerance: x.dtype == .float64 ? 1e-12 : 2e-6, file: file, line: line, body)
     }
 
     private func conv2dCase(batch: Int = 2, channels: Int = 6, multiplier: Int = 1, _ h: Int, _ w: Int, kernel: [Int],
@@ -82,10 +60,14 @@ final class DepthwiseConvolutionTests: XCTestCase {
         conv2dCase(batch: 4, channels: 64, 30, 30, kernel: [3, 3])
     }
 
-    /// ConvTranspose2d with groups = input channels: its forward is the transposed loop, its input gradient the forward one.
+    /// ConvTranspose2d with groups = input = output channels: its forward is the transposed loop, its input gradient
+    /// the forward one. (With more output channels than groups the transposed problem is not depthwise.)
     func testConvTranspose() {
         torch.manualSeed(4)
-        let x = torch.randn([2, 6, 7, 9]), w = torch.randn([6, 2, 3, 3]) * 0.3, b = torch.randn([12])
+        let g = ConvGeometry(big: [1, 14, 18], small: [1, 7, 9], kernel: [1, 3, 3], stride: [1, 2, 2], padding: [0, 1, 1],
+                             dilation: [1, 1, 1], groups: 6, bigChannels: 6, smallChannels: 6)
+        XCTAssertTrue(DepthwiseConvolution.applies(g))
+        let x = torch.randn([2, 6, 7, 9]), w = torch.randn([6, 1, 3, 3]) * 0.3, b = torch.randn([6])
         compare(x, w, b) { F.convTranspose2d($0, $1, $2, stride: 2, padding: 1, outputPadding: 1, groups: 6) }
     }
 }

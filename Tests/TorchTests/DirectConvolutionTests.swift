@@ -7,38 +7,16 @@ import XCTest
 /// leave partial vectors, output-channel counts that leave partial tiles, batch 1, two threads, and
 /// ConvTranspose (whose forward is the transposed kernel, with bias).
 final class DirectConvolutionTests: XCTestCase {
-    override func tearDown() {
-        DirectConvolution.enabled = true
-        super.tearDown()
-    }
-
     private func geometry(_ cin: Int, _ cout: Int, _ size: [Int], kernel: [Int], padding: [Int]) -> ConvGeometry {
         let out = zip(zip(size, kernel), padding).map { $0.0 + 2 * $1 - $0.1 + 1 }
         return ConvGeometry(big: [1] + size, small: [1] + out, kernel: [1] + kernel, stride: [1, 1, 1], padding: [0] + padding,
                             dilation: [1, 1, 1], groups: 1, bigChannels: cin, smallChannels: cout)
     }
 
-    /// y, x.grad, w.grad, b.grad of `body(x, w, b)` weighted by a fixed random tensor, with the direct kernels on or off.
-    private func run(_ x: Tensor, _ w: Tensor, _ b: Tensor, direct: Bool, _ body: (Tensor, Tensor, Tensor) -> Tensor) -> [Tensor] {
-        DirectConvolution.enabled = direct
-        let xs = x.detach().requiresGrad_(), ws = w.detach().requiresGrad_(), bs = b.detach().requiresGrad_()
-        let y = body(xs, ws, bs)
-        torch.manualSeed(11)
-        let r = torch.randn(y.shape)
-        (y * r).sum().backward()
-        return [y.detach(), xs.grad!, ws.grad!, bs.grad!]
-    }
-
+    /// The direct kernels' results against im2col's (values and the three gradients).
     private func compare(_ x: Tensor, _ w: Tensor, _ b: Tensor, file: StaticString = #filePath, line: UInt = #line,
                          _ body: (Tensor, Tensor, Tensor) -> Tensor) {
-        let fast = run(x, w, b, direct: true, body)
-        let reference = run(x, w, b, direct: false, body)
-        for (name, (f, r)) in zip(["output", "input grad", "weight grad", "bias grad"], zip(fast, reference)) {
-            XCTAssertEqual(f.shape, r.shape, name, file: file, line: line)
-            let scale = r.abs().max().item()
-            let err = (f - r).abs().max().item()
-            XCTAssertLessThanOrEqual(err, 2e-6 * Swift.max(scale, 1), "\(name): max error \(err) at scale \(scale)", file: file, line: line)
-        }
+        assertKernelPathMatches({ DirectConvolution.enabled = $0 }, x, w, b, tolerance: 2e-6, file: file, line: line, body)
     }
 
     private func conv2dCase(batch: Int, _ cin: Int, _ cout: Int, _ h: Int, _ w: Int, kernel: Int, padding: Int,

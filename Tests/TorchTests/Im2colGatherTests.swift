@@ -6,31 +6,10 @@ import XCTest
 /// of ResNet's small-plane geometries (3×3 on 2×2, 3×3 stride 2, 1×1 stride 2), 3-D with stride and dilation, groups,
 /// ConvTranspose, float64, several images per GEMM with a shorter last block, and two threads.
 final class Im2colGatherTests: XCTestCase {
-    override func tearDown() {
-        Im2colPlan.gatherEnabled = true
-        super.tearDown()
-    }
-
-    /// y, x.grad, w.grad, b.grad of `body(x, w, b)` weighted by a fixed random tensor, with the gather on or off.
-    private func run(_ x: Tensor, _ w: Tensor, _ b: Tensor, gather: Bool, _ body: (Tensor, Tensor, Tensor) -> Tensor) -> [Tensor] {
-        Im2colPlan.gatherEnabled = gather
-        let xs = x.detach().requiresGrad_(), ws = w.detach().requiresGrad_(), bs = b.detach().requiresGrad_()
-        let y = body(xs, ws, bs)
-        torch.manualSeed(11)
-        let r = torch.randn(y.shape, dtype: y.dtype)
-        (y * r).sum().backward()
-        return [y.detach(), xs.grad!, ws.grad!, bs.grad!]
-    }
-
     /// The gather must give the row walk's results exactly: both copy the same elements into the same GEMM.
     private func compare(_ x: Tensor, _ w: Tensor, _ b: Tensor, file: StaticString = #filePath, line: UInt = #line,
                          _ body: (Tensor, Tensor, Tensor) -> Tensor) {
-        let gathered = run(x, w, b, gather: true, body)
-        let walked = run(x, w, b, gather: false, body)
-        for (name, (f, r)) in zip(["output", "input grad", "weight grad", "bias grad"], zip(gathered, walked)) {
-            XCTAssertEqual(f.shape, r.shape, name, file: file, line: line)
-            XCTAssertEqual((f - r).abs().max().item(), 0, "\(name) differs", file: file, line: line)
-        }
+        assertKernelPathMatches({ Im2colPlan.gatherEnabled = $0 }, x, w, b, tolerance: 0, file: file, line: line, body)
     }
 
     private func geometry(_ size: [Int], out: [Int], kernel: [Int], stride: [Int], padding: [Int]) -> ConvGeometry {

@@ -115,3 +115,36 @@ func fixtureTensor(_ any: Any, layout: String = "contiguous") -> Tensor {
         return t
     }
 }
+
+/// y, x.grad, w.grad and b.grad of `body(x, w, b)` weighted by a fixed random tensor (seed 11): what the
+/// convolution-kernel tests compare between a fast path and the path it replaces.
+func convolutionResults(_ x: Tensor, _ w: Tensor, _ b: Tensor, _ body: (Tensor, Tensor, Tensor) -> Tensor) -> [Tensor] {
+    let xs = x.detach().requiresGrad_(), ws = w.detach().requiresGrad_(), bs = b.detach().requiresGrad_()
+    let y = body(xs, ws, bs)
+    torch.manualSeed(11)
+    (y * torch.randn(y.shape, dtype: y.dtype)).sum().backward()
+    return [y.detach(), xs.grad!, ws.grad!, bs.grad!]
+}
+
+/// Runs `body` with a kernel path switched on, then off (`setEnabled`), and asserts that the two
+/// `convolutionResults` agree within `tolerance`; leaves the path on.
+func assertKernelPathMatches(_ setEnabled: (Bool) -> Void, _ x: Tensor, _ w: Tensor, _ b: Tensor, tolerance: Double,
+                             file: StaticString = #filePath, line: UInt = #line, _ body: (Tensor, Tensor, Tensor) -> Tensor) {
+    setEnabled(true)
+    let fast = convolutionResults(x, w, b, body)
+    setEnabled(false)
+    let reference = convolutionResults(x, w, b, body)
+    setEnabled(true)
+    assertConvolutionResults(fast, match: reference, tolerance: tolerance, file: file, line: line)
+}
+
+/// Asserts that each of `fast` (from `convolutionResults`) equals the same tensor of `reference` within
+/// `tolerance` × max(|reference|, 1).
+func assertConvolutionResults(_ fast: [Tensor], match reference: [Tensor], tolerance: Double,
+                              file: StaticString = #filePath, line: UInt = #line) {
+    for (name, (f, r)) in zip(["output", "input grad", "weight grad", "bias grad"], zip(fast, reference)) {
+        XCTAssertEqual(f.shape, r.shape, name, file: file, line: line)
+        let scale = Swift.max(r.abs().max().item(), 1), err = (f - r).abs().max().item()
+        XCTAssertLessThanOrEqual(err, tolerance * scale, "\(name): max error \(err) at scale \(scale)", file: file, line: line)
+    }
+}

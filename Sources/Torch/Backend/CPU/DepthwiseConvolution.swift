@@ -45,6 +45,18 @@ private func forEachLiveRow(_ g: ConvGeometry, _ body: (_ oh: Int, _ kh: Int, _ 
     }
 }
 
+/// dst[i·dstStride] += weight · src[i·srcStride] for i in `range`, one of the strides 1 (a unit-stride loop when both
+/// are, which the compiler vectorises).
+@inline(__always)
+private func addScaledRow<T: ConvElement>(_ dst: UnsafeMutablePointer<T>, stride dstStride: Int, _ src: UnsafePointer<T>,
+                                          stride srcStride: Int, _ weight: T, _ range: Range<Int>) {
+    if dstStride == 1 && srcStride == 1 {
+        for i in range { dst[i] += weight * src[i] }
+    } else {
+        for i in range { dst[i &* dstStride] += weight * src[i &* srcStride] }
+    }
+}
+
 /// Y = conv(X, W) (+ bias) for a depthwise `g`: `x` `[n, C, H, W]`, `w` `[C·m, 1, KH, KW]`, `y` `[n, C·m, OH, OW]`.
 func depthwiseSmallFromBig<T: ConvElement>(_ x: UnsafePointer<T>, _ w: UnsafePointer<T>, bias: UnsafePointer<T>?,
                                            _ y: UnsafeMutablePointer<T>, batch n: Int, _ g: ConvGeometry) {
@@ -61,12 +73,7 @@ func depthwiseSmallFromBig<T: ConvElement>(_ x: UnsafePointer<T>, _ w: UnsafePoi
             forEachLiveRow(g) { oh, kh, ih in
                 let yr = yp + oh &* OW, xr = xp + ih &* g.big[2]
                 for kw in 0..<KW {
-                    let weight = wp[kh &* KW &+ kw], src = xr + columns.offsets[kw]
-                    if sw == 1 {
-                        for ow in columns.valid[kw] { yr[ow] += weight * src[ow] }
-                    } else {
-                        for ow in columns.valid[kw] { yr[ow] += weight * src[ow &* sw] }
-                    }
+                    addScaledRow(yr, stride: 1, xr + columns.offsets[kw], stride: sw, wp[kh &* KW &+ kw], columns.valid[kw])
                 }
             }
         }
@@ -92,12 +99,7 @@ func depthwiseBigFromSmall<T: ConvElement>(_ y: UnsafePointer<T>, _ w: UnsafePoi
                 forEachLiveRow(g) { oh, kh, ih in
                     let yr = yp + oh &* OW, xr = xp + ih &* g.big[2]
                     for kw in 0..<KW {
-                        let weight = wp[kh &* KW &+ kw], dst = xr + columns.offsets[kw]
-                        if sw == 1 {
-                            for ow in columns.valid[kw] { dst[ow] += weight * yr[ow] }
-                        } else {
-                            for ow in columns.valid[kw] { dst[ow &* sw] += weight * yr[ow] }
-                        }
+                        addScaledRow(xr + columns.offsets[kw], stride: sw, yr, stride: 1, wp[kh &* KW &+ kw], columns.valid[kw])
                     }
                 }
             }

@@ -13,20 +13,18 @@
 /// work.
 struct Im2colPlan {
     let geometry: ConvGeometry
-    /// Tap index (row within a channel's block of `kernelVolume` rows) of each entry.
-    private let taps: [Int32]
-    /// Output position (column within the image's plane) of each entry.
-    private let positions: [Int32]
-    /// Offset in the input channel's plane the entry reads; only the first `validCount` entries have one, the
-    /// others read the zero padding.
-    private let sources: [Int32]
+    /// (tap, output position, source offset) triples, the valid entries first: the tap is the row within a
+    /// channel's block of `kernelVolume` rows, the position the column within the image's plane, the source the
+    /// offset in the input channel's plane the entry reads; the entries from `validCount` on read the zero padding
+    /// and have no source (0).
+    private let table: [Int32]
     private let validCount: Int
 
     /// Rows of at most this many output elements are gathered: shorter than one 8-float AVX2 vector (the row
     /// copy's unit), so the row walk would spend more on per-row work than on moving data. A property of the
     /// copy loop, not of the CPU's caches.
     static let maxGatherRowLength = 7
-    /// Table size limit (entries = kernel volume × output plane): three Int32 tables of at most 48 KB.
+    /// Table size limit (entries = kernel volume × output plane): at most 48 KB of Int32 triples.
     static let maxGatherEntries = 1 << 12
     /// Kill switch for tests and A/B runs: false walks rows for every geometry.
     nonisolated(unsafe) static var gatherEnabled = true
@@ -35,11 +33,11 @@ struct Im2colPlan {
         geometry = g
         let entries = g.kernelVolume * g.smallPlane
         guard Im2colPlan.gatherEnabled, !g.isPointwise, g.small[2] <= Im2colPlan.maxGatherRowLength, entries <= Im2colPlan.maxGatherEntries else {
-            (taps, positions, sources, validCount) = ([], [], [], 0)
+            (table, validCount) = ([], 0)
             return
         }
-        var valid: [(Int32, Int32, Int32)] = [], padding: [(Int32, Int32)] = []
-        valid.reserveCapacity(entries)
+        var valid: [Int32] = [], padding: [Int32] = []
+        valid.reserveCapacity(3 * entries)
         let (D, H, W) = (g.big[0], g.big[1], g.big[2])
         let (OD, OH, OW) = (g.small[0], g.small[1], g.small[2])
         var tap: Int32 = 0
@@ -54,9 +52,9 @@ struct Im2colPlan {
                             for ow in 0..<OW {
                                 let iw = ow * g.stride[2] - g.padding[2] + kw * g.dilation[2]
                                 if id >= 0, id < D, ih >= 0, ih < H, iw >= 0, iw < W {
-                                    valid.append((tap, position, Int32((id * H + ih) * W + iw)))
+                                    valid += [tap, position, Int32((id * H + ih) * W + iw)]
                                 } else {
-                                    padding.append((tap, position))
+                                    padding += [tap, position, 0]
                                 }
                                 position += 1
                             }
@@ -66,29 +64,23 @@ struct Im2colPlan {
                 }
             }
         }
-        taps = valid.map(\.0) + padding.map(\.0)
-        positions = valid.map(\.1) + padding.map(\.1)
-        sources = valid.map(\.2)
-        validCount = valid.count
+        table = valid + padding
+        validCount = valid.count / 3
     }
 
     /// True when this plan gathers through its table (else it walks rows).
-    var gathers: Bool { !taps.isEmpty }
+    var gathers: Bool { !table.isEmpty }
 
     /// Writes the im2col matrix (`channels`·kernel volume rows × output-plane columns, rows `ld` apart) of one
     /// image's `channels` channels.
     func im2col<T: ConvElement>(_ x: UnsafePointer<T>, channels: Int, into col: UnsafeMutablePointer<T>, ld: Int) {
         guard gathers else { return rowWalkIm2col(x, channels: channels, geometry, into: col, ld: ld) }
         let plane = geometry.bigPlane, block = geometry.kernelVolume * ld
-        taps.withUnsafeBufferPointer { t in
-            positions.withUnsafeBufferPointer { p in
-                sources.withUnsafeBufferPointer { s in
-                    for c in 0..<channels {
-                        let xc = x + c * plane, cc = col + c * block
-                        for e in 0..<validCount { cc[Int(t[e]) &* ld &+ Int(p[e])] = xc[Int(s[e])] }
-                        for e in validCount..<t.count { cc[Int(t[e]) &* ld &+ Int(p[e])] = 0 }
-                    }
-                }
+        table.withUnsafeBufferPointer { e in
+            for c in 0..<channels {
+                let xc = x + c * plane, cc = col + c * block
+                for k in 0..<validCount { cc[Int(e[3 &* k]) &* ld &+ Int(e[3 &* k &+ 1])] = xc[Int(e[3 &* k &+ 2])] }
+                for k in validCount..<(e.count / 3) { cc[Int(e[3 &* k]) &* ld &+ Int(e[3 &* k &+ 1])] = 0 }
             }
         }
     }
@@ -98,14 +90,10 @@ struct Im2colPlan {
     func col2imAdd<T: ConvElement>(_ col: UnsafePointer<T>, channels: Int, into x: UnsafeMutablePointer<T>, ld: Int) {
         guard gathers else { return rowWalkCol2imAdd(col, channels: channels, geometry, into: x, ld: ld) }
         let plane = geometry.bigPlane, block = geometry.kernelVolume * ld
-        taps.withUnsafeBufferPointer { t in
-            positions.withUnsafeBufferPointer { p in
-                sources.withUnsafeBufferPointer { s in
-                    for c in 0..<channels {
-                        let xc = x + c * plane, cc = col + c * block
-                        for e in 0..<validCount { xc[Int(s[e])] += cc[Int(t[e]) &* ld &+ Int(p[e])] }
-                    }
-                }
+        table.withUnsafeBufferPointer { e in
+            for c in 0..<channels {
+                let xc = x + c * plane, cc = col + c * block
+                for k in 0..<validCount { xc[Int(e[3 &* k &+ 2])] += cc[Int(e[3 &* k]) &* ld &+ Int(e[3 &* k &+ 1])] }
             }
         }
     }
