@@ -100,7 +100,7 @@ extension nn {
             var i = 0
             while i < mods.count {
                 if i + 1 < mods.count, mods[i] is ConvNd, mods[i + 1] is BatchNormBase {
-                    let relu = i + 2 < mods.count && nn.isInPlaceClamp(mods[i + 2]) ? mods[i + 2] : nil
+                    let relu = i + 2 < mods.count && nn.inPlaceClamp(mods[i + 2]) != nil ? mods[i + 2] : nil
                     if let fused = nn.fusedConvBatchNorm(mods[i], mods[i + 1], then: relu, y) {
                         y = fused
                         i += relu == nil ? 2 : 3

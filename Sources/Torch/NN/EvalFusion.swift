@@ -48,16 +48,18 @@ extension nn {
         guard let activation else { return y }
         // The output is new and seen by no one else, so a clamp (ReLU, ReLU6, Hardtanh) may run in place on it even
         // when its module was built with inplace: false.
-        guard !activation.hasForwardHooks else { return activation(y) }
-        if activation is ReLU { return y.relu_() }
-        if activation is ReLU6 { return F.relu6(y, inplace: true) }
-        if let h = activation as? Hardtanh { return F.hardtanh(y, minVal: h.minVal, maxVal: h.maxVal, inplace: true) }
-        return activation(y)
+        guard !activation.hasForwardHooks, let clamp = inPlaceClamp(activation) else { return activation(y) }
+        return clamp(y)
     }
 
-    /// Whether `module` is an activation `convBatchNorm` runs in place on the fused output (`nn.Sequential` folds a
-    /// Conv → BatchNorm run together with a following one).
-    static func isInPlaceClamp(_ module: Module) -> Bool { module is ReLU || module is ReLU6 || module is Hardtanh }
+    /// The in-place form of a clamp activation (ReLU, ReLU6, Hardtanh) that `convBatchNorm` runs on the fused output,
+    /// or nil for any other module; `nn.Sequential` folds a following clamp into a Conv → BatchNorm run.
+    static func inPlaceClamp(_ module: Module) -> ((Tensor) -> Tensor)? {
+        if module is ReLU { return { $0.relu_() } }
+        if module is ReLU6 { return { F.relu6($0, inplace: true) } }
+        if let h = module as? Hardtanh { return { F.hardtanh($0, minVal: h.minVal, maxVal: h.maxVal, inplace: true) } }
+        return nil
+    }
 
     /// The fold of `conv` and `bn` when running them as one is exact to rounding (see `convBatchNorm`), or nil.
     static func foldIfExact(_ conv: ConvNd, _ bn: BatchNormBase, _ x: Tensor) -> ConvBatchNormFold? {
