@@ -92,18 +92,39 @@ extension nn {
             return m
         }
 
-        /// Feeds `x` through each module in order. A Conv → BatchNorm (→ ReLU/ReLU6/Hardtanh) run in eval mode is one
-        /// convolution with the batch norm folded in, where that is exact to rounding (`nn.convBatchNorm`).
+        /// The run of modules that follows a convolution at `from`: an optional batch norm, clamp and max pooling, and
+        /// the index after the clamp.
+        private func convRun(_ mods: [Module], from i: Int) -> (bn: Module?, clamp: Module?, pool: Module?, afterClamp: Int) {
+            var j = i + 1
+            func take(_ matches: (Module) -> Bool) -> Module? {
+                guard j < mods.count, matches(mods[j]) else { return nil }
+                j += 1
+                return mods[j - 1]
+            }
+            let bn = take { $0 is BatchNormBase }
+            let clamp = take { nn.clampBounds($0) != nil }
+            let afterClamp = j
+            return (bn, clamp, take { $0 is MaxPoolNd }, afterClamp)
+        }
+
+        /// Feeds `x` through each module in order. A Conv → BatchNorm (→ ReLU/ReLU6/Hardtanh) (→ MaxPool) run in eval
+        /// mode is one convolution with the batch norm folded in and one pooling that applies the clamp to its output
+        /// rows, where that is exact to rounding (`nn.convBatchNorm`); so is Conv (→ clamp) → MaxPool in inference.
         open override func forward(_ x: Tensor) -> Tensor {
             let mods = Array(registeredModules.values)
             var y = x
             var i = 0
             while i < mods.count {
-                if i + 1 < mods.count, mods[i] is ConvNd, mods[i + 1] is BatchNormBase {
-                    let relu = i + 2 < mods.count && nn.inPlaceClamp(mods[i + 2]) != nil ? mods[i + 2] : nil
-                    if let fused = nn.fusedConvBatchNorm(mods[i], mods[i + 1], then: relu, y) {
+                if mods[i] is ConvNd {
+                    let run = convRun(mods, from: i)
+                    if run.pool != nil, let fused = nn.fusedConvBlock(mods[i], run.bn, then: run.clamp, pool: run.pool, y) {
                         y = fused
-                        i += relu == nil ? 2 : 3
+                        i = run.afterClamp + 1
+                        continue
+                    }
+                    if let bn = run.bn, let fused = nn.fusedConvBlock(mods[i], bn, then: run.clamp, y) {
+                        y = fused
+                        i = run.afterClamp
                         continue
                     }
                 }

@@ -1,13 +1,17 @@
-/// Convolution → BatchNorm (→ ReLU, ReLU6 or Hardtanh) in eval mode as one convolution.
+/// Convolution → BatchNorm (→ ReLU, ReLU6 or Hardtanh) (→ MaxPool) in eval mode as one convolution and one pooling.
 ///
 /// In eval mode a batch norm is a fixed per-channel affine map, y = x·α + β with α = γ/√(running_var + ε) and
 /// β = beta − running_mean·α, so after a convolution it folds into the convolution's weights and bias (PyTorch
 /// offers the same as `torch.nn.utils.fusion.fuse_conv_bn_eval`, applied by hand). The convolution kernels add
 /// the bias while they write their output, so the batch norm's own pass over the activations disappears, and a
-/// ReLU after it runs in place on the fresh output. `nn.Sequential` applies this to every Conv → BatchNorm
-/// (→ ReLU) run of its children, and torchvision's models call `nn.convBatchNorm` in their blocks.
+/// ReLU after it runs in place on the fresh output. When a max pooling follows, the ReLU (or ReLU6, Hardtanh) moves
+/// behind it and runs on each row of pooled outputs as the pooling writes it: a non-decreasing clamp commutes with
+/// the maximum (NaN included), so this is exact and touches a quarter of the elements for 2×2 pooling. Without a batch
+/// norm, Conv → ReLU → MaxPool fuses the same way whenever no autograd graph is recorded. `nn.Sequential` applies this
+/// to every such run of its children, and torchvision's models call `nn.convBatchNorm` in their blocks.
 ///
-/// Results equal the unfused modules' to float rounding (the products are taken in a different order).
+/// Results equal the unfused modules' to float rounding (the products are taken in a different order); the moved
+/// clamp changes nothing but the sign of a zero.
 
 /// The folded weight and bias of one convolution + batch norm pair, with what they were computed from.
 final class ConvBatchNormFold {
@@ -21,43 +25,76 @@ final class ConvBatchNormFold {
 }
 
 extension nn {
-    /// `bn(conv(x))`, then `activation` — computed as one convolution with `bn` folded into the weights when
-    /// nothing could tell the difference, else module by module:
+    /// `pool(activation(bn(conv(x))))` — computed as one convolution with `bn` folded into the weights and one
+    /// pooling when nothing could tell the difference, else module by module:
     /// - `conv` a non-transposed `nn.Conv1d/2d/3d` with zero padding, `bn` a `BatchNorm` of its channels in eval
     ///   mode with running statistics;
     /// - no autograd graph being recorded (grad mode off, or neither `x` nor a parameter requires grad);
     /// - no forward hooks on the modules.
     /// The folded weights are kept on `conv` and rebuilt when any of the six tensors they come from changes. A
-    /// `nn.ReLU`, `nn.ReLU6` or `nn.Hardtanh` activation then runs in place on the convolution's output; any other
-    /// runs as its module.
+    /// `nn.ReLU`, `nn.ReLU6` or `nn.Hardtanh` activation then runs in place on the convolution's output, or, when
+    /// `pool` is a `nn.MaxPool1d/2d/3d` of the convolution's rank, on the pooled rows as the pooling writes them;
+    /// any other activation or pooling runs as its module.
     ///
     /// ```swift
     /// // A block's forward, fused in eval mode:
     /// out = nn.convBatchNorm(conv1, bn1, then: relu, x)
+    /// // ResNet's stem: conv, batch norm, ReLU and max pooling in two passes
+    /// y = nn.convBatchNorm(conv1, bn1, then: relu, pool: maxpool, x)
     /// ```
-    public static func convBatchNorm(_ conv: Module, _ bn: Module, then activation: Module? = nil, _ x: Tensor) -> Tensor {
-        if let y = fusedConvBatchNorm(conv, bn, then: activation, x) { return y }
-        let y = bn(conv(x))
-        return activation.map { $0(y) } ?? y
+    public static func convBatchNorm(_ conv: Module, _ bn: Module, then activation: Module? = nil, pool: Module? = nil,
+                                     _ x: Tensor) -> Tensor {
+        if let y = fusedConvBlock(conv, bn, then: activation, pool: pool, x) { return y }
+        var y = bn(conv(x))
+        if let activation { y = activation(y) }
+        return pool.map { $0(y) } ?? y
     }
 
-    /// `convBatchNorm`'s fused path, or nil where it does not apply.
-    static func fusedConvBatchNorm(_ conv: Module, _ bn: Module, then activation: Module?, _ x: Tensor) -> Tensor? {
-        guard let c = conv as? ConvNd, let b = bn as? BatchNormBase, let fold = foldIfExact(c, b, x) else { return nil }
-        let y = c.convolve(x, weight: fold.weight, bias: fold.bias)
-        guard let activation else { return y }
-        // The output is new and seen by no one else, so a clamp (ReLU, ReLU6, Hardtanh) may run in place on it even
-        // when its module was built with inplace: false.
-        guard !activation.hasForwardHooks, let clamp = inPlaceClamp(activation) else { return activation(y) }
-        return clamp(y)
+    /// `convBatchNorm`'s fused path, or nil where it does not apply. `bn` may be nil when a max pooling follows
+    /// (Conv → clamp → MaxPool, only the pooling fused); a `pool` that cannot be fused makes the whole call nil.
+    static func fusedConvBlock(_ conv: Module, _ bn: Module?, then activation: Module?, pool: Module? = nil,
+                               _ x: Tensor) -> Tensor? {
+        guard let c = conv as? ConvNd else { return nil }
+        var maxPool: MaxPoolNd?
+        if let pool {
+            guard let p = pool as? MaxPoolNd, p.dims == c.spatialDims, !p.hasForwardHooks,
+                  x.dtype == .float32 || x.dtype == .float64 else { return nil }
+            maxPool = p
+        }
+        // A clamp without hooks runs fused (in place, or on the pooled rows); any other activation as its module.
+        let clamp = activation.flatMap { $0.hasForwardHooks ? nil : clampBounds($0) }
+        let y: Tensor
+        if let bn {
+            guard let b = bn as? BatchNormBase, let fold = foldIfExact(c, b, x) else { return nil }
+            y = c.convolve(x, weight: fold.weight, bias: fold.bias)
+        } else {
+            let recording = GradMode.isEnabled && (x._requiresGrad || c.weight._requiresGrad || (c.bias?._requiresGrad ?? false))
+            guard maxPool != nil, activation == nil || clamp != nil, !c.hasForwardHooks, !recording else { return nil }
+            y = c.forward(x)
+        }
+        guard let activation else { return maxPool.map { pooled(y, $0, clamp: nil) } ?? y }
+        guard let clamp else {
+            let a = activation(y)
+            return maxPool.map { $0(a) } ?? a
+        }
+        if let maxPool { return pooled(y, maxPool, clamp: clamp) }
+        // The output is new and seen by no one else, so the clamp may run in place on it even when its module was
+        // built with inplace: false. (ReLU keeps its own kernel: the same selects, without the upper bound.)
+        return activation is ReLU ? y.relu_() : F.hardtanh(y, minVal: clamp.lo, maxVal: clamp.hi, inplace: true)
     }
 
-    /// The in-place form of a clamp activation (ReLU, ReLU6, Hardtanh) that `convBatchNorm` runs on the fused output,
-    /// or nil for any other module; `nn.Sequential` folds a following clamp into a Conv → BatchNorm run.
-    static func inPlaceClamp(_ module: Module) -> ((Tensor) -> Tensor)? {
-        if module is ReLU { return { $0.relu_() } }
-        if module is ReLU6 { return { F.relu6($0, inplace: true) } }
-        if let h = module as? Hardtanh { return { F.hardtanh($0, minVal: h.minVal, maxVal: h.maxVal, inplace: true) } }
+    /// `pool`'s values of `y`, with `clamp` applied to the pooled rows.
+    private static func pooled(_ y: Tensor, _ pool: MaxPoolNd, clamp: (lo: Double, hi: Double)?) -> Tensor {
+        F.maxPool(y, dims: pool.dims, kernel: pool.kernelSize, stride: pool.stride, padding: pool.padding,
+                  dilation: pool.dilation, ceilMode: pool.ceilMode, indices: false, clamp: clamp).0
+    }
+
+    /// The bounds of a clamp activation (ReLU, ReLU6, Hardtanh) that `convBatchNorm` fuses, or nil for any other
+    /// module; `nn.Sequential` folds a following clamp (and max pooling) into a Conv → BatchNorm run.
+    static func clampBounds(_ module: Module) -> (lo: Double, hi: Double)? {
+        if module is ReLU { return (0, .infinity) }
+        if module is ReLU6 { return (0, 6) }
+        if let h = module as? Hardtanh { return (h.minVal, h.maxVal) }
         return nil
     }
 

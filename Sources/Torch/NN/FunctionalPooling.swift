@@ -15,17 +15,22 @@ extension nn.functional {
     }
 
     /// Max pooling over `dims` spatial dims; the indices are computed when asked for or when autograd needs them
-    /// (inference skips them).
+    /// (inference skips them). `clamp` (inference only, no indices) is a ReLU/ReLU6/Hardtanh that preceded the
+    /// pooling, applied to the pooled outputs instead (`nn.convBatchNorm`'s fused pooling).
     static func maxPool(_ input: Tensor, dims: Int, kernel: [Int], stride: [Int]?, padding: [Int], dilation: [Int],
-                        ceilMode: Bool, indices: Bool) -> (Tensor, Tensor?) {
+                        ceilMode: Bool, indices: Bool, clamp: (lo: Double, hi: Double)? = nil) -> (Tensor, Tensor?) {
         if dims == 1 {
             // Like PyTorch: 1-D pooling is 2-D pooling of a height-1 view (grad_fn SqueezeBackward1).
             let (y, i) = maxPool(input.unsqueeze(-2), dims: 2, kernel: [1] + kernel, stride: stride.map { [1] + $0 },
-                                 padding: [0] + padding, dilation: [1] + dilation, ceilMode: ceilMode, indices: indices)
+                                 padding: [0] + padding, dilation: [1] + dilation, ceilMode: ceilMode, indices: indices, clamp: clamp)
             return (y.squeeze(-2), i?.squeeze(-2))
         }
         let spec = poolSpec(input, dims: dims, kernel: kernel, stride: stride, padding: padding, dilation: dilation,
                             ceilMode: ceilMode, op: "max_pool\(dims)d")
+        if let clamp {
+            precondition(!indices, "max_pool\(dims)d: a fused clamp computes values only")
+            return (maxPoolClamped(input, spec, lo: clamp.lo, hi: clamp.hi), nil)
+        }
         let name = "MaxPool\(spec.nameDims)WithIndicesBackward0"
         if indices { return maxPoolForward(input, spec, name: name) }
         return (maxPoolValuesOnly(input, spec, name: name), nil)

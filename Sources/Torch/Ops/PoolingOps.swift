@@ -139,13 +139,21 @@ func maxPoolValuesOnly(_ input: Tensor, _ spec: PoolSpec, name: String) -> Tenso
     return maxPoolCompute(input, spec, indices: nil)
 }
 
+/// `clamp(maxPool(input))` with the clamp applied to each row of outputs as it is written (inference only: no
+/// autograd). Equal to max pooling after the clamp (a ReLU, ReLU6 or Hardtanh), which commutes with the maximum.
+func maxPoolClamped(_ input: Tensor, _ spec: PoolSpec, lo: Double, hi: Double) -> Tensor {
+    precondition(!input.needsGrad, "max_pool: the fused clamp is for inference (no autograd)")
+    return maxPoolCompute(input, spec, indices: nil, clamp: (lo, hi))
+}
+
 /// Runs the max-pooling kernel over `input`, writing the indices into `indices` when given.
-private func maxPoolCompute(_ input: Tensor, _ spec: PoolSpec, indices: Tensor?) -> Tensor {
+private func maxPoolCompute(_ input: Tensor, _ spec: PoolSpec, indices: Tensor?, clamp: (lo: Double, hi: Double)? = nil) -> Tensor {
     let x = contiguousValues(input)
     let out = Tensor(uninitializedShape: spec.outputShape(input.shape), dtype: input.dtype)
     let planes = spec.planes(input.shape)
     func run<T: FloatElement>(_: T.Type) {
-        maxPoolForwardKernel(UnsafePointer(x.pointer(T.self)), out.pointer(T.self), indices?.pointer(Int64.self), planes: planes, spec.geometry)
+        maxPoolForwardKernel(UnsafePointer(x.pointer(T.self)), out.pointer(T.self), indices?.pointer(Int64.self), planes: planes, spec.geometry,
+                             clamp: clamp.map { (T($0.lo), T($0.hi)) })
     }
     withPoolElement(input.dtype, "max_pool") { run($0) }
     return out

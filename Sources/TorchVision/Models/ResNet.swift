@@ -174,7 +174,7 @@ extension models {
         }
 
         public override func forward(_ x: Tensor) -> Tensor {
-            var y = maxpool(nn.convBatchNorm(conv1, bn1, then: relu, x))
+            var y = nn.convBatchNorm(conv1, bn1, then: relu, pool: maxpool, x)
             y = layer4(layer3(layer2(layer1(y))))
             return fc(avgpool(y).flatten(startDim: 1))
         }

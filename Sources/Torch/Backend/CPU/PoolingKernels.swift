@@ -157,8 +157,13 @@ private func windowRowOffsets(_ d: WindowTable, _ h: WindowTable, _ od: Int, _ o
 /// given, its flat index in the input plane. The rows of outputs run in CTorchKernels (`ct_maxpool_row_*`), whose
 /// branch-free selects the Swift loop could not be made to compile to. Without indices (inference) a fixed-window
 /// pooling takes the values-only rows (`ct_maxpool_values_row_*`): column maxima, then window maxima.
+///
+/// `clamp` (values only) clamps each row of outputs while it is in cache: max pooling after a ReLU, ReLU6 or
+/// Hardtanh in one pass (a non-decreasing clamp commutes with the maximum, NaN included, so it runs on the
+/// pooled outputs instead of every input).
 func maxPoolForwardKernel<T: FloatElement>(_ x: UnsafePointer<T>, _ y: UnsafeMutablePointer<T>, _ indices: UnsafeMutablePointer<Int64>?,
-                                           planes: Int, _ g: PoolGeometry) {
+                                           planes: Int, _ g: PoolGeometry, clamp: (lo: T, hi: T)? = nil) {
+    precondition(clamp == nil || indices == nil, "max_pool: a fused clamp computes values only")
     let (width, inPlane, outPlane, outW) = (g.input[2], g.inPlane, g.outPlane, g.output[2])
     let maxRows = Swift.max(1, g.axes[0].valid.map(\.count).max() ?? 0) * Swift.max(1, g.axes[1].valid.map(\.count).max() ?? 0)
     if indices == nil, let fixed = g.axes[2].fixed {
@@ -169,6 +174,7 @@ func maxPoolForwardKernel<T: FloatElement>(_ x: UnsafePointer<T>, _ y: UnsafeMut
                 withUnsafeTemporaryAllocation(of: T.self, capacity: colmaxCount) { colmax in
                     forEachOutputRow(planes: lo..<hi, d, h, g, maxRows: maxRows) { p, o, rowBase, rows in
                         maxPoolValuesRow(x + p * inPlane, rowBase, rows, width: width, fixed, dilation: dilation, outW, colmax, y + o)
+                        if let clamp { clampRow(y + o, outW, clamp) }
                     }
                 }
             }
@@ -177,7 +183,10 @@ func maxPoolForwardKernel<T: FloatElement>(_ x: UnsafePointer<T>, _ y: UnsafeMut
     }
     // Adaptive windows without indices (rare) still run the indexed rows, into scratch.
     let scratch = indices == nil ? UnsafeMutablePointer<Int64>.allocate(capacity: Swift.max(planes * outPlane, 1)) : nil
-    defer { scratch?.deallocate() }
+    defer {
+        scratch?.deallocate()
+        if let clamp { clampRow(y, planes * outPlane, clamp) }
+    }
     let indices = indices ?? scratch!
     withWindowTables(g) { d, h, w in
         // Rows of non-overlapping full 2-wide windows (2×2 stride 2 pooling) take the four-at-a-time kernel.
@@ -200,6 +209,15 @@ func maxPoolForwardKernel<T: FloatElement>(_ x: UnsafePointer<T>, _ y: UnsafeMut
                 }
             }
         }
+    }
+}
+
+/// Clamps `count` values in place with the selects of the Hardtanh kernel (NaN stays NaN).
+@inline(__always)
+private func clampRow<T: FloatElement>(_ y: UnsafeMutablePointer<T>, _ count: Int, _ clamp: (lo: T, hi: T)) {
+    for i in 0..<count {
+        let t = y[i] < clamp.lo ? clamp.lo : y[i]
+        y[i] = t > clamp.hi ? clamp.hi : t
     }
 }
 
