@@ -70,5 +70,10 @@ final class DepthwiseConvolutionTests: XCTestCase {
         XCTAssertTrue(DepthwiseConvolution.applies(g))
         let x = torch.randn([2, 6, 7, 9]), w = torch.randn([6, 1, 3, 3]) * 0.3, b = torch.randn([6])
         compare(x, w, b) { F.convTranspose2d($0, $1, $2, stride: 2, padding: 1, outputPadding: 1, groups: 6) }
+        // Stride 1: the transposed loop is the flipped-kernel correlation (the C kernel), here with dilation 2 and a
+        // 19-wide output, and an output padding.
+        let wide = torch.randn([2, 6, 9, 15]), w5 = torch.randn([6, 1, 3, 5]) * 0.3
+        compare(wide, w5, b) { F.convTranspose2d($0, $1, $2, padding: [1, 2], groups: 6, dilation: 2) }
+        compare(wide, w5, b) { F.convTranspose2d($0, $1, $2, padding: 1, outputPadding: 1, groups: 6, dilation: 2) }
     }
 }

@@ -120,6 +120,14 @@ void ct_lstm_cell_bwd_f32(int64_t rows, int64_t h, const float *gates, const flo
                           const float *c_prev, const float *dh, float *dc, float *dgates,
                           float *dbias);
 
+// Depthwise convolution forward of one channel plane (float32): y[oh][ow] = bias + the taps of w [kh][kw] over x
+// [ih][iw] with the given strides, paddings (before) and dilations; taps in the padding are skipped. Kernels of at
+// most ct_depthwise_max_kernel_rows() rows.
+int64_t ct_depthwise_max_kernel_rows(void);
+void ct_depthwise_plane_f32(const float *x, int64_t ih, int64_t iw, const float *w, int64_t kh, int64_t kw,
+                            int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, float bias,
+                            float *y, int64_t oh, int64_t ow);
+
 // Max pooling, one output row: output ow is the maximum over the window rows row_base[0..<nrows] (in-plane
 // offsets of each window row's column 0) and the columns first[ow] + j*step, j < count[ow]; indices get the
 // in-plane index of the maximum (first in scan order, NaN wins). Empty windows give -inf and index 0.
