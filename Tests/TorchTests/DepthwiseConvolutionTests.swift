@@ -4,7 +4,8 @@ import XCTest
 /// The depthwise loops (DepthwiseConvolution.swift) against grouped im2col (itself checked against PyTorch's fixtures
 /// and numerical gradients in ConvolutionTests): values and the input, weight and bias gradients for stride 1 and 2,
 /// paddings from 0 to past the kernel, asymmetric padding, dilation, a channel multiplier of 2, 1-D, 5×5, batch 1,
-/// float64, two threads, and ConvTranspose (whose forward is the transposed loop).
+/// float64, two threads, planes too large for the C kernel's padded scratch, and ConvTranspose (whose forward is the
+/// transposed loop).
 final class DepthwiseConvolutionTests: XCTestCase {
     /// The depthwise loops' results against grouped im2col's (values and the three gradients).
     private func compare(_ x: Tensor, _ w: Tensor, _ b: Tensor, file: StaticString = #filePath, line: UInt = #line,
@@ -43,6 +44,16 @@ final class DepthwiseConvolutionTests: XCTestCase {
         conv2dCase(5, 6, kernel: [5, 5], padding: [2, 2])
         conv2dCase(4, 4, kernel: [3, 3], padding: [4, 5])
         conv2dCase(batch: 1, 9, 12, kernel: [5, 3], stride: [3, 1], padding: [1, 0])
+    }
+
+    /// Planes too large for the C kernel's padded scratch (4096 floats) take its edge and interior loops: 3×3 at
+    /// stride 1 and 2 (the register-resident 3×3 loop and its one-vector and scalar tails), 5×3 with dilation, and a
+    /// kernel taller than the plane's padding.
+    func testLargePlanes() {
+        conv2dCase(batch: 1, channels: 2, 70, 75, kernel: [3, 3])
+        conv2dCase(batch: 1, channels: 2, 131, 77, kernel: [3, 3], stride: [2, 2])
+        conv2dCase(batch: 1, channels: 2, 66, 71, kernel: [5, 3], padding: [2, 2], dilation: [1, 2])
+        conv2dCase(batch: 1, channels: 2, 90, 67, kernel: [3, 3], stride: [1, 2], padding: [0, 1])
     }
 
     func testDilationMultiplierAndDouble() {
