@@ -1,9 +1,9 @@
 import XCTest
 @testable import Torch
 
-/// In-place elementwise ops read their input through a pointer derived from the output (ElementwiseKernels'
-/// `inPlaceInput`, so the loops vectorise): the same values, bit for bit, as the out-of-place ops, for lengths that
-/// cover the scalar loop, vector loops with tails, and the prefetching chunked loop; NaN and infinities included.
+/// In-place elementwise ops (ReLU6/Hardtanh in place run their own one-pointer loop, `clampInPlace`, so that they
+/// vectorise): the same values, bit for bit, as the out-of-place ops, for lengths that cover the scalar loop, vector
+/// loops with tails, and the prefetching chunked loop; NaN and infinities included.
 final class InPlaceKernelTests: XCTestCase {
     private func input(_ n: Int, _ dtype: DType) -> Tensor {
         let x = torch.randn([n], dtype: dtype) * 4

@@ -33,38 +33,16 @@ func binaryLoop<A, B, R, P>(_ plan: StridedPlan, _ out: UnsafeMutablePointer<R>,
     }
 }
 
-/// The input `pa` as a pointer derived from the output `po` when the two are the same memory of the same type (an
-/// in-place op), else nil.
-///
-/// The vectoriser guards a loop that writes `po[i]` and reads `pa[i]` through unrelated pointers with a run-time
-/// overlap check, which an in-place call fails every time: in-place ops ran their scalar fallback (the ReLU6 that
-/// follows each of MobileNetV2's folded convolutions: 13 % of its eval forward, one `maxss`/`minss` per element). A
-/// pointer derived from `po` is the same value to LLVM, so a loop through it has dependence distance 0 and vectorises
-/// with no check.
-@inline(__always)
-private func inPlaceInput<R, A>(_ po: UnsafeMutablePointer<R>, _ pa: UnsafePointer<A>) -> UnsafePointer<A>? {
-    guard A.self == R.self, Int(bitPattern: po) == Int(bitPattern: pa) else { return nil }
-    return UnsafeRawPointer(po).assumingMemoryBound(to: A.self)
-}
-
 /// One row of `binaryLoop`: contiguous and scalar-broadcast rows as plain (vectorisable) loops.
 @inline(__always)
 private func binaryRow<A, B, R>(_ n: Int, _ po: UnsafeMutablePointer<R>, _ pa: UnsafePointer<A>,
                                 _ pb: UnsafePointer<B>, _ strides: (Int, Int, Int), _ f: (A, B) -> R) {
     let (s0, s1, s2) = strides
     if s0 == 1 && s1 == 1 && s2 == 1 {
-        if let q = inPlaceInput(po, pa) {
-            streamingLoop(n, po, q, pb) { lo, hi in for i in lo..<hi { po[i] = f(q[i], pb[i]) } }
-        } else {
-            streamingLoop(n, po, pa, pb) { lo, hi in for i in lo..<hi { po[i] = f(pa[i], pb[i]) } }
-        }
+        streamingLoop(n, po, pa, pb) { lo, hi in for i in lo..<hi { po[i] = f(pa[i], pb[i]) } }
     } else if s0 == 1 && s1 == 1 && s2 == 0 {
         let bv = pb[0]
-        if let q = inPlaceInput(po, pa) {
-            streamingLoop(n, po, q, nil as UnsafePointer<A>?) { lo, hi in for i in lo..<hi { po[i] = f(q[i], bv) } }
-        } else {
-            streamingLoop(n, po, pa, nil as UnsafePointer<A>?) { lo, hi in for i in lo..<hi { po[i] = f(pa[i], bv) } }
-        }
+        streamingLoop(n, po, pa, nil as UnsafePointer<A>?) { lo, hi in for i in lo..<hi { po[i] = f(pa[i], bv) } }
     } else if s0 == 1 && s1 == 0 && s2 == 1 {
         let av = pa[0]
         streamingLoop(n, po, pb, nil as UnsafePointer<B>?) { lo, hi in for i in lo..<hi { po[i] = f(av, pb[i]) } }
@@ -97,11 +75,7 @@ func unaryLoop<A, R, P>(_ plan: StridedPlan, _ out: UnsafeMutablePointer<R>, _ a
 private func unaryRow<A, R>(_ n: Int, _ po: UnsafeMutablePointer<R>, _ pa: UnsafePointer<A>, _ s0: Int, _ s1: Int,
                             _ f: (A) -> R) {
     if s0 == 1 && s1 == 1 {
-        if let q = inPlaceInput(po, pa) {
-            streamingLoop(n, po, q, nil as UnsafePointer<A>?) { lo, hi in for i in lo..<hi { po[i] = f(q[i]) } }
-        } else {
-            streamingLoop(n, po, pa, nil as UnsafePointer<A>?) { lo, hi in for i in lo..<hi { po[i] = f(pa[i]) } }
-        }
+        streamingLoop(n, po, pa, nil as UnsafePointer<A>?) { lo, hi in for i in lo..<hi { po[i] = f(pa[i]) } }
     } else {
         for i in 0..<n { po[i &* s0] = f(pa[i &* s1]) }
     }
