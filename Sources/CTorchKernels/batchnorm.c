@@ -2,23 +2,8 @@
 // instantiated per ISA here.
 #include "ct_internal.h"
 
-#if CT_X86
-#pragma clang attribute push(__attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,fma,avx2"))), apply_to = function)
-#define CT_SFX avx512
-#define CT_VBYTES 64
-#include "batchnorm_kernel.inc"
-#pragma clang attribute pop
-
-#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
-#define CT_SFX avx2
-#define CT_VBYTES 32
-#include "batchnorm_kernel.inc"
-#pragma clang attribute pop
-#endif
-
-#define CT_SFX base
-#define CT_VBYTES 16
-#include "batchnorm_kernel.inc"
+#define CT_ISA_KERNEL "batchnorm_kernel.inc"
+#include "ct_per_isa.h"
 
 void ct_bn_stats_f32(const float *x, int64_t rows, int64_t stride, int64_t l, float *mean, double *m2) {
   const int64_t count = rows * l;

@@ -6,26 +6,8 @@
 // (48 KB on newer Intel cores), so it and the output row stay in L1 while the plane is computed. On the stack.
 #define CT_DW_PAD_FLOATS 4096
 
-#if CT_X86
-#pragma clang attribute push(__attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,fma,avx2"))), apply_to = function)
-#define CT_SFX avx512
-#define CT_VBYTES 64
-#define CT_HAS_FMA 1
-#include "depthwise_kernel.inc"
-#pragma clang attribute pop
-
-#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
-#define CT_SFX avx2
-#define CT_VBYTES 32
-#define CT_HAS_FMA 1
-#include "depthwise_kernel.inc"
-#pragma clang attribute pop
-#endif
-
-#define CT_SFX base
-#define CT_VBYTES 16
-#define CT_HAS_FMA 0
-#include "depthwise_kernel.inc"
+#define CT_ISA_KERNEL "depthwise_kernel.inc"
+#include "ct_per_isa.h"
 
 int64_t ct_depthwise_max_kernel_rows(void) { return CT_DW_MAX_KH; }
 

@@ -6,26 +6,8 @@
 #include <immintrin.h>
 #endif
 
-#if CT_X86
-#pragma clang attribute push(__attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,fma,avx2"))), apply_to = function)
-#define CT_SFX avx512
-#define CT_VBYTES 64
-#define CT_HAS_FMA 1
-#include "vmath_kernel.inc"
-#pragma clang attribute pop
-
-#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
-#define CT_SFX avx2
-#define CT_VBYTES 32
-#define CT_HAS_FMA 1
-#include "vmath_kernel.inc"
-#pragma clang attribute pop
-#endif
-
-#define CT_SFX base
-#define CT_VBYTES 16
-#define CT_HAS_FMA 0
-#include "vmath_kernel.inc"
+#define CT_ISA_KERNEL "vmath_kernel.inc"
+#include "ct_per_isa.h"
 
 
 void ct_vexp_f32(const float *x, float *y, int64_t n) { CT_PICK(vexp)(x, y, n); }
