@@ -39,7 +39,7 @@ final class DepthwiseConvolutionTests: XCTestCase {
     func testStrideAndPadding() {
         conv2dCase(13, 11, kernel: [3, 3])
         conv2dCase(14, 9, kernel: [3, 3], stride: [2, 2])
-        conv2dCase(batch: 1, 37, 41, kernel: [3, 3], stride: [2, 2])   // 21-wide rows: the 8-wide stride-2 loop and its tail
+        conv2dCase(batch: 1, 37, 41, kernel: [3, 3], stride: [2, 2])   // 21-wide rows: the C kernel's stride-2 vectors and its tail
         conv2dCase(7, 10, kernel: [3, 3], stride: [2, 3], padding: [0, 2])
         conv2dCase(5, 6, kernel: [5, 5], padding: [2, 2])
         conv2dCase(4, 4, kernel: [3, 3], padding: [4, 5])

@@ -52,28 +52,13 @@ private func forEachLiveRow(_ g: ConvGeometry, _ body: (_ oh: Int, _ kh: Int, _ 
 }
 
 /// dst[i·dstStride] += weight · src[i·srcStride] for i in `range`, one of the strides 1 (a unit-stride loop when both
-/// are, which the compiler vectorises; float32 stride-2 reads in 8-wide vectors).
+/// are, which the compiler vectorises). float32 forward planes run the C kernel instead, so these loops serve float64,
+/// the transposed direction and kernels of more rows than the C kernel takes.
 @inline(__always)
 private func addScaledRow<T: ConvElement>(_ dst: UnsafeMutablePointer<T>, stride dstStride: Int, _ src: UnsafePointer<T>,
                                           stride srcStride: Int, _ weight: T, _ range: Range<Int>) {
     if dstStride == 1 && srcStride == 1 {
         for i in range { dst[i] += weight * src[i] }
-    } else if T.self == Float.self && dstStride == 1 && srcStride == 2 {
-        // Stride-2 forward rows (MobileNet's downsampling layers): 8 outputs from the even lanes of a 16-float load,
-        // which the scalar strided loop left one element at a time. Same products and sums, so the same results.
-        let s = UnsafeRawPointer(src), d = UnsafeMutableRawPointer(dst), size = MemoryLayout<Float>.stride
-        let w = SIMD8<Float>(repeating: unsafeBitCast(weight, to: Float.self))
-        var i = range.lowerBound
-        while i &+ 8 < range.upperBound {  // the load's last lane is src[2i + 15] ≤ src[2·(upper − 1)]
-            let x = s.loadUnaligned(fromByteOffset: 2 &* i &* size, as: SIMD16<Float>.self).evenHalf
-            let y = d.loadUnaligned(fromByteOffset: i &* size, as: SIMD8<Float>.self)
-            d.storeBytes(of: y + w * x, toByteOffset: i &* size, as: SIMD8<Float>.self)
-            i &+= 8
-        }
-        while i < range.upperBound {
-            dst[i] += weight * src[2 &* i]
-            i &+= 1
-        }
     } else {
         for i in range { dst[i &* dstStride] += weight * src[i &* srcStride] }
     }

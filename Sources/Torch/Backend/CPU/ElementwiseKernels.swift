@@ -33,6 +33,14 @@ func binaryLoop<A, B, R, P>(_ plan: StridedPlan, _ out: UnsafeMutablePointer<R>,
     }
 }
 
+/// `x` clamped to [lo, hi] with two selects that keep NaN (both comparisons are false for it) and compile to
+/// max/min instructions without a branch: Hardtanh/ReLU6, their in-place loop, and max pooling's fused clamp.
+@inline(__always)
+func clampElement<T: FloatElement>(_ x: T, _ lo: T, _ hi: T) -> T {
+    let t = x < lo ? lo : x
+    return t > hi ? hi : t
+}
+
 /// One row of `binaryLoop`: contiguous and scalar-broadcast rows as plain (vectorisable) loops.
 @inline(__always)
 private func binaryRow<A, B, R>(_ n: Int, _ po: UnsafeMutablePointer<R>, _ pa: UnsafePointer<A>,

@@ -212,13 +212,10 @@ func maxPoolForwardKernel<T: FloatElement>(_ x: UnsafePointer<T>, _ y: UnsafeMut
     }
 }
 
-/// Clamps `count` values in place with the selects of the Hardtanh kernel (NaN stays NaN).
+/// Clamps `count` values in place (`clampElement`, as the Hardtanh kernel; NaN stays NaN).
 @inline(__always)
 private func clampRow<T: FloatElement>(_ y: UnsafeMutablePointer<T>, _ count: Int, _ clamp: (lo: T, hi: T)) {
-    for i in 0..<count {
-        let t = y[i] < clamp.lo ? clamp.lo : y[i]
-        y[i] = t > clamp.hi ? clamp.hi : t
-    }
+    for i in 0..<count { y[i] = clampElement(y[i], clamp.lo, clamp.hi) }
 }
 
 /// One output row of values-only max pooling through CTorchKernels, for float32 and float64.
