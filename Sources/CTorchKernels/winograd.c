@@ -3,37 +3,31 @@
 // memory-bound at the vector width, and Swift's baseline x86-64 build would vectorise them 4 floats wide.
 #include "ct_internal.h"
 
-// Tiles per band of a plane transform: a band's scratch (about 28 floats a tile for the input transform) then
-// stays within 8-9 KB, a quarter of the smallest L1 data cache of the x86 cores we target (32 KB), next to the
-// 16 output streams.
+// Tiles per band of the output and weight-gradient transforms: a band's scratch (4 floats a tile) then stays
+// within 1-4 KB of the L1 next to the 16 streams they read or write.
 #define WINO_BAND_TILES 64
 
-// Tile rows per band for planes tw tiles wide (at least one).
+// Tile rows per band of those transforms for planes tw tiles wide (at least one).
 static inline int64_t ct__wino_band_rows(int64_t tw) { return tw >= WINO_BAND_TILES ? 1 : WINO_BAND_TILES / tw; }
 
-#if CT_X86
-#pragma clang attribute push(__attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,fma,avx2"))), apply_to = function)
-#define CT_SFX avx512
-#include "winograd_kernel.inc"
-#undef CT_SFX
-#pragma clang attribute pop
+// Floats per zero-padded input row of the input transform: the columns its steps of eight tiles read (16 each
+// and the next step's first two).
+static inline int64_t ct__wino_padded_row(int64_t tw) { return 16 * ((tw + 7) / 8) + 8; }
 
-#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
-#define CT_SFX avx2
-#include "winograd_kernel.inc"
-#undef CT_SFX
-#pragma clang attribute pop
-#endif
+// Tile rows per band of the input transform: the band's 2 nb + 2 padded rows stay within 8 KB, a quarter of the
+// smallest L1 data cache of the x86 cores we target (32 KB), next to the 16 store streams.
+static inline int64_t ct__wino_input_band(int64_t tw) {
+  const int64_t rows = 2048 / ct__wino_padded_row(tw);
+  return rows >= 4 ? (rows - 2) / 2 : 1;
+}
 
-#define CT_SFX base
-#include "winograd_kernel.inc"
-#undef CT_SFX
-
+#define CT_ISA_KERNEL "winograd_kernel.inc"
+#include "ct_per_isa.h"
 
 int64_t ct_winograd_scratch_f32(int64_t tw) {
-  const int64_t bh = ct__wino_band_rows(tw), S = tw + 1;
-  const int64_t input = 12 * ((bh + 1) * S + 8) + 16 * bh * S, output = 4 * bh * tw;
-  return input > output ? input : output;
+  const int64_t input = (2 * ct__wino_input_band(tw) + 2) * ct__wino_padded_row(tw);
+  const int64_t others = 4 * ct__wino_band_rows(tw) * tw;
+  return input > others ? input : others;
 }
 
 void ct_winograd_input_plane_f32(const float *plane, int64_t height, int64_t width, int64_t padh, int64_t padw,

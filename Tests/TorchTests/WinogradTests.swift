@@ -1,3 +1,4 @@
+import CTorchKernels
 import XCTest
 @testable import Torch
 
@@ -55,10 +56,15 @@ final class WinogradTests: XCTestCase {
         compare(batch: 1, cin: 17, cout: 16, height: 16, width: 19, padding: 2, bias: true, dtype: .float32, tolerance: 1e-5)
     }
 
-    /// The transforms walk a plane in bands of about 64 tiles: a 131-wide output (66 tiles a row) makes one tile
-    /// row a band, a 38 × 21 output (11 tiles a row) 5 rows a band with a shorter last band.
+    /// The output and gradient transforms walk a plane in bands of about 64 tiles: a 131-wide output (66 tiles a
+    /// row) makes one tile row a band, a 38 × 21 output (11 tiles a row) 5 rows a band with a shorter last band.
+    /// The input transform's bands hold 8 KB of zero-padded rows: 5 tile rows of 66 tiles (the 14 × 131 output's
+    /// 7 tile rows take a band of 5 and one of 2), 41 tile rows of up to 8 tiles (the 100 × 9 output's 50 take
+    /// 41 and 9). Its steps of eight tiles end short in rows of 66 and 5 tiles.
     func testFloat32PlaneBands() {
         compare(batch: 1, cin: 16, cout: 16, height: 5, width: 131, padding: 1, bias: true, dtype: .float32, tolerance: 1e-5)
+        compare(batch: 1, cin: 16, cout: 16, height: 14, width: 131, padding: 1, bias: false, dtype: .float32, tolerance: 1e-5)
+        compare(batch: 1, cin: 16, cout: 16, height: 100, width: 9, padding: 1, bias: true, dtype: .float32, tolerance: 1e-5)
         compare(batch: 1, cin: 16, cout: 17, height: 40, width: 23, padding: 0, bias: false, dtype: .float32, tolerance: 1e-5)
     }
 
@@ -108,5 +114,50 @@ final class WinogradTests: XCTestCase {
         let reference = F.convTranspose2d(x, w, b, padding: 1)
         XCTAssertEqual(fast.shape, [2, 16, 12, 11])
         XCTAssertLessThanOrEqual((fast - reference).abs().max().item(), 1e-5 * reference.abs().max().item())
+    }
+
+    /// The input transform on its own, against Bᵀ·d·B written out per tile: every plane size up to 20 × 20 (tile
+    /// rows of 1 to 11 tiles, so its eight-tile steps end short in every way), paddings 0 to 2, and a sentinel
+    /// around each of the 16 planes it writes. A step of eight tiles stores whole only while those eight places
+    /// lie inside the plane; one float past it would overwrite the next channel's tiles in the block.
+    func testInputTransformWritesExactlyEachTile() {
+        let bt: [[Float]] = [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]]
+        let sentinel: Float = 12345, margin = 24
+        torch.manualSeed(3)
+        for height in 1...20 {
+            for width in 1...20 {
+                for pad in 0...2 {
+                    let outH = height + 2 * pad - 2, outW = width + 2 * pad - 2
+                    guard outH > 0, outW > 0 else { continue }
+                    let th = (outH + 1) / 2, tw = (outW + 1) / 2, tiles = th * tw, stride = tiles + 2 * margin
+                    let plane = (torch.rand([height * width]) - 0.5).toArray(as: Float.self)
+                    var v = [Float](repeating: sentinel, count: 16 * stride)
+                    var scratch = [Float](repeating: .nan, count: Int(ct_winograd_scratch_f32(Int64(tw))))
+                    v.withUnsafeMutableBufferPointer { vb in
+                        ct_winograd_input_plane_f32(plane, Int64(height), Int64(width), Int64(pad), Int64(pad), Int64(th),
+                                                    Int64(tw), vb.baseAddress! + margin, Int64(stride), &scratch)
+                    }
+                    func d(_ ty: Int, _ t: Int, _ a: Int, _ b: Int) -> Float {
+                        let y = 2 * ty - pad + a, x = 2 * t - pad + b
+                        return y >= 0 && y < height && x >= 0 && x < width ? plane[y * width + x] : 0
+                    }
+                    for xi in 0..<16 {
+                        let (i, j) = (xi / 4, xi % 4)
+                        for k in 0..<stride {
+                            let got = v[xi * stride + k], tile = k - margin
+                            guard (0..<tiles).contains(tile) else {
+                                XCTAssertEqual(got, sentinel, "\(height)×\(width) pad \(pad): plane \(xi) written at \(tile)")
+                                continue
+                            }
+                            var want: Float = 0
+                            for a in 0..<4 {
+                                for b in 0..<4 { want += bt[i][a] * d(tile / tw, tile % tw, a, b) * bt[j][b] }
+                            }
+                            XCTAssertEqual(got, want, accuracy: 1e-5, "\(height)×\(width) pad \(pad): plane \(xi) tile \(tile)")
+                        }
+                    }
+                }
+            }
+        }
     }
 }
