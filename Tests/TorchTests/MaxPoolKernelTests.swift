@@ -5,8 +5,14 @@ import XCTest
 /// PyTorch's rule, on data full of ties and NaNs: the first maximum in scan order wins, a NaN wins over
 /// numbers and a later NaN over an earlier one.
 final class MaxPoolKernelTests: XCTestCase {
+    /// Widths 2 to 31 give output rows of 1 to 15 windows: fewer than four (scalar), whole fours, and rows whose
+    /// last four windows overlap the ones before.
     func testTwoByTwoRowsKeepPyTorchsTieAndNaNRules() {
-        let (n, c, h, w) = (2, 3, 6, 21)
+        for w in 2...31 { checkTwoByTwoRows(width: w) }
+    }
+
+    private func checkTwoByTwoRows(width w: Int) {
+        let (n, c, h) = (2, 3, 6)
         var values = (0..<(n * c * h * w)).map { Float(($0 * 7919) % 5) }
         for i in stride(from: 3, to: values.count, by: 37) { values[i] = .nan }
         let x = torch.tensor(values).view(n, c, h, w)
@@ -22,8 +28,8 @@ final class MaxPoolKernelTests: XCTestCase {
                         let i = (2 * oh + dy) * w + 2 * ow + dx, v = values[plane * h * w + i]
                         if bestIndex < 0 || v > best || v.isNaN { (best, bestIndex) = (v, i) }
                     }
-                    XCTAssertEqual(gotIndices[o], Int64(bestIndex), "plane \(plane), output (\(oh), \(ow))")
-                    XCTAssertTrue(got[o] == best || (got[o].isNaN && best.isNaN), "plane \(plane), output (\(oh), \(ow))")
+                    XCTAssertEqual(gotIndices[o], Int64(bestIndex), "width \(w), plane \(plane), output (\(oh), \(ow))")
+                    XCTAssertTrue(got[o] == best || (got[o].isNaN && best.isNaN), "width \(w), plane \(plane), output (\(oh), \(ow))")
                     o += 1
                 }
             }

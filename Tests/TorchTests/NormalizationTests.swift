@@ -191,6 +191,29 @@ final class NormalizationTests: XCTestCase {
         assertClose(h.float(), y, atol: 1e-2, rtol: 1e-2)
     }
 
+    /// The float32 channel sums walk memory in order in blocks of 32 channels (forward statistics in blocks that fit
+    /// half the L2): 70 channels make three blocks, 15 values a row leave a scalar tail, and at two threads each
+    /// chunk starts mid-tensor. Against the same normalisation computed in float64.
+    func testBatchNormFloat32SumsOverChannelBlocks() {
+        let threads = torch.getNumThreads()
+        defer { torch.setNumThreads(threads) }
+        torch.manualSeed(4)
+        let x = torch.randn(3, 70, 5, 3) * 3 + 2, g = torch.randn(3, 70, 5, 3)
+        let xd = x.double().requiresGrad_()
+        let yd = F.batchNorm(xd, nil, nil, training: true)
+        yd.backward(g.double())
+        for t in [1, 2] {
+            torch.setNumThreads(t)
+            let xs = x.detach().requiresGrad_(), bn = nn.BatchNorm2d(70)
+            let y = bn(xs)
+            y.backward(g)
+            assertClose(y.double(), yd.detach(), atol: 1e-5, rtol: 1e-5)
+            assertClose(xs.grad!.double(), xd.grad!, atol: 1e-5, rtol: 1e-4)
+            assertClose(bn.bias!.grad!, g.sum(dim: [0, 2, 3]), atol: 1e-4, rtol: 1e-5)
+            assertClose(bn.runningMean!, x.mean(dim: [0, 2, 3]) * 0.1, atol: 1e-5, rtol: 1e-5)
+        }
+    }
+
     func testMLPHotPathShapes() {
         // The tutorial MLP's shapes: batch 64 × 300 and × 100 features, float32.
         for c in [300, 100] {

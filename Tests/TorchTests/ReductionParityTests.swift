@@ -91,6 +91,23 @@ final class ReductionParityTests: XCTestCase {
         }
     }
 
+    /// Sums that keep a run of middle dims of a contiguous tensor (a conv bias gradient: dims 0, 2, 3) add up
+    /// rows in place instead of permuting a copy: against float64 sums, for every dtype, with a zero-size leading dim.
+    func testSumOverLeadingAndTrailingDims() {
+        torch.manualSeed(6)
+        let x = torch.randn(5, 7, 6, 9)
+        assertClose(x.sum(dim: [0, 2, 3]).double(), x.double().sum(dim: [0, 2, 3]), atol: 1e-4, rtol: 1e-6)
+        assertClose(x.sum(dim: [0, 3], keepdim: true).double(), x.double().sum(dim: [0, 3], keepdim: true), atol: 1e-4, rtol: 1e-6)
+        XCTAssertEqual(x.sum(dim: [0, 3], keepdim: true).shape, [1, 7, 6, 1])
+        let d = x.double()
+        assertClose(d.sum(dim: [0, 2, 3]), d.permute(1, 0, 2, 3).contiguous().view(7, -1).sum(dim: 1), atol: 1e-12, rtol: 1e-12)
+        let i = torch.randint(-50, 50, [4, 3, 5])
+        XCTAssertEqual(i.sum(dim: [0, 2]).toArray(as: Int64.self), i.permute(1, 0, 2).contiguous().view(3, -1).sum(dim: 1).toArray(as: Int64.self))
+        XCTAssertEqual(i.sum(dim: [0, 2]).dtype, .int64)
+        let empty = torch.zeros(0, 3, 4)
+        XCTAssertEqual(empty.sum(dim: [0, 2]).toArray(as: Float.self), [0, 0, 0])
+    }
+
     func testNodeNames() {
         let x = torch.rand(2, 3, requiresGrad: true)
         XCTAssertEqual(x.sum().gradFn?.name, "SumBackward0")

@@ -96,12 +96,14 @@ float ct_vsum_f32(const float *x, int64_t n);
 
 // MARK: - Batch-norm reductions (float32 data, double sums)
 
-/// Statistics of one channel over `rows` rows of `l` floats, `stride` floats apart: the mean (a double sum
-/// rounded to float) and the sum of squared deviations from that mean (float products, double sums).
-void ct_bn_stats_f32(const float *x, int64_t rows, int64_t stride, int64_t l, float *mean, double *m2);
-/// Σ g and Σ (x − mean)·g over one channel laid out as in ct_bn_stats_f32 (float products, double sums).
-void ct_bn_grad_sums_f32(const float *g, const float *x, int64_t rows, int64_t stride, int64_t l, float mean,
-                         double *sum, double *dot);
+/// Statistics of `channels` channels over `rows` rows of `l` floats: channel j's row r at x + r·stride + j·l
+/// (an (N, C, L) tensor: x at channel c0, stride C·L). Per channel the mean (a double sum rounded to float)
+/// and the sum of squared deviations from that mean (float products, double sums).
+void ct_bn_stats_f32(const float *x, int64_t rows, int64_t stride, int64_t l, int64_t channels, float *mean,
+                     double *m2);
+/// Σ g and Σ (x − mean[j])·g per channel, laid out as in ct_bn_stats_f32 (float products, double sums).
+void ct_bn_grad_sums_f32(const float *g, const float *x, int64_t rows, int64_t stride, int64_t l, int64_t channels,
+                         const float *mean, double *sum, double *dot);
 
 // MARK: - Recurrent cells (float32, contiguous rows)
 

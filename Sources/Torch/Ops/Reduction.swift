@@ -78,23 +78,51 @@ func sumForward(_ x: Tensor, _ plan: ReductionPlan, dtype: DType?) -> Tensor {
         }
         return out.to(outType)
     }
+    // Kept dims a run strictly inside a contiguous tensor, [A, M, B] (a conv bias gradient sums over N and the
+    // spatial dims): the general path below would first permute the kept dims to the front, a full copy (3 % of
+    // a small CNN's training step, perf).
+    let middle: (a: Int, m: Int, b: Int)?
+    if src.isContiguous, let first = plan.kept.first, let last = plan.kept.last, first > 0, last < x.dim - 1,
+       plan.kept == Array(first...last) {
+        middle = (x.shape[..<first].reduce(1, *), shapeNumel(plan.keptShape), x.shape[(last + 1)...].reduce(1, *))
+    } else {
+        middle = nil
+    }
+    func run<T: NumericElement>(_: T.Type, add: (T, T) -> T, _ row: (UnsafePointer<T>, Int) -> T) -> Tensor {
+        guard let middle else { return reduceRows(src, plan, compute, T.self, T.self, row) }
+        let out = Tensor(uninitializedShape: plan.outShape, dtype: compute)
+        sumMiddle(UnsafePointer(src.pointer(T.self)), a: middle.a, m: middle.m, b: middle.b, into: out.pointer(T.self), add: add, row)
+        return out
+    }
     let r: Tensor
     switch compute {
-    case .float32: r = reduceRows(src, plan, compute, Float.self, Float.self) { p, n in ct_vsum_f32(p, Int64(n)) }
+    case .float32: r = run(Float.self, add: +) { p, n in ct_vsum_f32(p, Int64(n)) }
     case .float64:
-        r = reduceRows(src, plan, compute, Double.self, Double.self) { p, n in
+        r = run(Double.self, add: +) { p, n in
             var a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0
             var i = 0
             while i + 4 <= n { a0 += p[i]; a1 += p[i + 1]; a2 += p[i + 2]; a3 += p[i + 3]; i += 4 }
             while i < n { a0 += p[i]; i += 1 }
             return (a0 + a1) + (a2 + a3)
         }
-    case .int64: r = reduceRows(src, plan, compute, Int64.self, Int64.self) { p, n in (0..<n).reduce(0) { $0 &+ p[$1] } }
-    case .int32: r = reduceRows(src, plan, compute, Int32.self, Int32.self) { p, n in (0..<n).reduce(0) { $0 &+ p[$1] } }
-    case .uint8: r = reduceRows(src, plan, compute, UInt8.self, UInt8.self) { p, n in (0..<n).reduce(0) { $0 &+ p[$1] } }
+    case .int64: r = run(Int64.self, add: &+) { p, n in (0..<n).reduce(0) { $0 &+ p[$1] } }
+    case .int32: r = run(Int32.self, add: &+) { p, n in (0..<n).reduce(0) { $0 &+ p[$1] } }
+    case .uint8: r = run(UInt8.self, add: &+) { p, n in (0..<n).reduce(0) { $0 &+ p[$1] } }
     default: preconditionFailure("sum: unsupported dtype \(compute)")
     }
     return r.to(outType)
+}
+
+/// out[j] = Σ over i < a of row(x + (i·m + j)·b, b): the sum of a contiguous [a, m, b] tensor over its first and last
+/// dims. Each chunk of the pool takes a range of j and, for every i, walks its rows in memory order.
+private func sumMiddle<T: NumericElement>(_ x: UnsafePointer<T>, a: Int, m: Int, b: Int, into out: UnsafeMutablePointer<T>,
+                                          add: (T, T) -> T, _ row: (UnsafePointer<T>, Int) -> T) {
+    parallelFor(m, grain: max(1, elementwiseGrain / max(a * b, 1))) { lo, hi in
+        for j in lo..<hi { out[j] = a > 0 ? row(x + j * b, b) : T.zeroValue }
+        for i in 1..<max(a, 1) {
+            for j in lo..<hi { out[j] = add(out[j], row(x + (i * m + j) * b, b)) }
+        }
+    }
 }
 
 /// Expands a reduced gradient back over the reduced dims.

@@ -256,9 +256,11 @@ private func maxPoolRow<T: FloatElement>(_ x: UnsafePointer<T>, _ rowBase: Unsaf
 func maxPoolBackwardKernel<T: FloatElement>(_ gy: UnsafePointer<T>, _ indices: UnsafePointer<Int64>, _ gx: UnsafeMutablePointer<T>,
                                             planes: Int, inPlane: Int, outPlane: Int) {
     parallelFor(planes, grain: Swift.max(1, elementwiseGrain / Swift.max(inPlane, 1))) { lo, hi in
-        (gx + lo * inPlane).update(repeating: 0, count: (hi - lo) * inPlane)
         for p in lo..<hi {
             let gxp = gx + p * inPlane, gyp = gy + p * outPlane, ip = indices + p * outPlane
+            // Zeroed plane by plane, so the scatter finds it in the L1 (zeroing the whole chunk first sent MBs to
+            // memory and back).
+            gxp.update(repeating: 0, count: inPlane)
             for o in 0..<outPlane { gxp[Int(ip[o])] += gyp[o] }
         }
     }

@@ -44,13 +44,13 @@ func batchNormForwardKernel<T: FloatElement>(
                     }
                 }
             } else if T.self == Float.self {
-                // Vectorised double sums in CTorchKernels (the same two passes as below).
+                // Vectorised double sums in CTorchKernels (the same two passes as below), all the chunk's
+                // channels in one call so that it can walk memory in order.
                 let xf = UnsafeRawPointer(x).assumingMemoryBound(to: Float.self)
                 let mf = UnsafeMutableRawPointer(mean).assumingMemoryBound(to: Float.self)
-                for j in c0..<c1 {
-                    var m2 = 0.0
-                    ct_bn_stats_f32(xf + j * l, Int64(n), Int64(c * l), Int64(l), mf + j, &m2)
-                    invstd[j] = T(m2)
+                withUnsafeTemporaryAllocation(of: Double.self, capacity: width) { m2 in
+                    ct_bn_stats_f32(xf + c0 * l, Int64(n), Int64(c * l), Int64(l), Int64(width), mf + c0, m2.baseAddress!)
+                    for j in 0..<width { invstd[c0 + j] = T(m2[j]) }
                 }
             } else {
                 for j in c0..<c1 {
@@ -188,12 +188,14 @@ func batchNormGradientInputKernel<T: FloatElement>(
     } else if T.self == Float.self {
         let gf = UnsafeRawPointer(g).assumingMemoryBound(to: Float.self)
         let xf = UnsafeRawPointer(x).assumingMemoryBound(to: Float.self)
-        for j in 0..<width {
-            var s = 0.0, d = 0.0
-            ct_bn_grad_sums_f32(gf + (c0 + j) * l, xf + (c0 + j) * l, Int64(n), Int64(c * l), Int64(l),
-                                Float(mean[c0 + j]), &s, &d)
-            sum[j] = T(s)
-            dotp[j] = T(d)
+        let mf = UnsafeRawPointer(mean).assumingMemoryBound(to: Float.self)
+        withUnsafeTemporaryAllocation(of: Double.self, capacity: 2 * width) { sums in
+            let s = sums.baseAddress!, d = s + width
+            ct_bn_grad_sums_f32(gf + c0 * l, xf + c0 * l, Int64(n), Int64(c * l), Int64(l), Int64(width), mf + c0, s, d)
+            for j in 0..<width {
+                sum[j] = T(s[j])
+                dotp[j] = T(d[j])
+            }
         }
     } else {
         for j in 0..<width {
