@@ -36,6 +36,10 @@ enum { CT_ISA_BASELINE = 0, CT_ISA_AVX2 = 1, CT_ISA_AVX512 = 2 };
 // at thread exit). `slot` selects one of a few independent buffers.
 void *ct__scratch(int slot, size_t bytes);
 
+// Bytes of one core's L2 cache as the CPU reports it (sysconf, asked once), 0 when it reports none; each caller
+// picks its own fallback.
+int64_t ct__l2_cache_bytes(void);
+
 // Cache-line prefetches for the streaming loops (see ct_prefetch_min_bytes).
 static inline void ct_prefetch(const void *p) { __builtin_prefetch(p, 0, 3); }
 // x86 PREFETCHW: the line arrives exclusive, so the later store needs no ownership request

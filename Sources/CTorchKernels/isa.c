@@ -48,6 +48,17 @@ const char *ct_isa_name(void) {
   }
 }
 
+static _Atomic int64_t g_l2_bytes = -1;  // -1: not asked yet
+
+int64_t ct__l2_cache_bytes(void) {
+  int64_t v = atomic_load_explicit(&g_l2_bytes, memory_order_relaxed);
+  if (v >= 0) return v;
+  long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  v = l2 > 0 ? (int64_t)l2 : 0;
+  atomic_store_explicit(&g_l2_bytes, v, memory_order_relaxed);
+  return v;
+}
+
 // Software prefetch policy for streaming elementwise loops.
 //
 // Measured with prefetch forced on and off through CTORCH_PREFETCH_MIN_BYTES:
@@ -64,7 +75,8 @@ const char *ct_isa_name(void) {
 //   instructions are noise next to the memory time.
 // Half the L2 on Intel, the L3 elsewhere; a CPU that reports no sizes gets 1 MB / 32 MB.
 static size_t detect_prefetch_min_bytes(void) {
-  long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE), l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  int64_t l2 = ct__l2_cache_bytes();
+  long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
   if (l2 <= 0) l2 = 2L << 20;
   if (l3 <= 0) l3 = 32L << 20;
 #if CT_X86
