@@ -101,6 +101,9 @@ func registerConvCases() {
     register("mobilenet_v2_fwd", "torchvision mobilenet_v2 eval forward, batch 1 of 3x224x224, no grad (ms)", mobileNetV2ForwardCase)
     register("resnet18_step", threads: [1, 2], "resnet18 (fc -> 10 classes) train step, batch 32 of 3x32x32, SGD momentum 0.9 (ms)",
              resnet18StepCase)
+    register("resnet18_scaling", threads: [2],
+             "resnet18_step at n threads against 1 thread in the same process, pairs of steps alternating (x)",
+             resnet18ScalingCase)
 }
 
 /// torchvision's ResNet-18 in eval mode, one 3×224×224 image under noGrad (ms).
@@ -134,18 +137,61 @@ func mobileNetV2ForwardCase(_ s: BenchSettings) -> BenchResult { evalForwardCase
 /// Tutorial 001's ResNet-18 (`fc` replaced by Linear(512, 10)) train step on a batch of 32 3×32×32 images:
 /// forward, CrossEntropyLoss, zero_grad, backward, SGD momentum 0.9 step (ms).
 func resnet18StepCase(_ s: BenchSettings) -> BenchResult {
+    let step = resnet18TrainStep()
+    let t = measure(s) { iters in
+        for _ in 0..<iters { step() }
+    }
+    return .millis(t)
+}
+
+/// One train step of tutorial 001's ResNet-18 (the `resnet18_step` workload), with its model, batch and optimizer.
+func resnet18TrainStep() -> () -> Void {
     let model = models.resnet18()
     model.fc = nn.Linear(512, 10)
     model.train()
     let x = torch.randn(32, 3, 32, 32), y = torch.randint(0, 10, [32])
     let criterion = nn.CrossEntropyLoss()
     let optimizer = optim.SGD(model.parameters(), lr: 0.001, momentum: 0.9)
-    let t = measure(s) { iters in
-        for _ in 0..<iters {
-            optimizer.zeroGrad()
-            criterion(model(x), y).backward()
-            optimizer.step()
-        }
+    return {
+        optimizer.zeroGrad()
+        criterion(model(x), y).backward()
+        optimizer.step()
     }
-    return .millis(t)
+}
+
+/// How many times faster the `resnet18_step` workload runs at the case's thread count than at 1 thread, in one
+/// process and on the wall clock (`--cpu-time` does not apply: CPU time cannot show a speed-up).
+///
+/// A paired design, because on a shared host the 1-thread step swings 1.5× between neighbouring runs (the
+/// neighbours' load on the shared L3 and memory changes over seconds), so two separate processes compare two
+/// different machines. Each pair times two steps at 1 thread and two at n threads back to back, alternating which
+/// goes first; the figure is the median over pairs of t(1) / t(n), with the per-thread-count medians beside it.
+func resnet18ScalingCase(_ s: BenchSettings) -> BenchResult {
+    let threads = torch.getNumThreads()
+    defer { torch.setNumThreads(threads) }
+    let step = resnet18TrainStep()
+    /// Wall and process CPU seconds per step.
+    func secondsPerStep(_ n: Int) -> (wall: Double, cpu: Double) {
+        torch.setNumThreads(n)
+        let t0 = wallClock(), c0 = cpuClock()
+        step(); step()
+        return ((wallClock() - t0) / 2, (cpuClock() - c0) / 2)
+    }
+    _ = secondsPerStep(1); _ = secondsPerStep(threads)   // first-touch page faults, momentum buffers
+    var one: [Double] = [], many: [Double] = [], ratios: [Double] = [], cpuOne: [Double] = [], cpuMany: [Double] = []
+    for pair in 0..<(s.quick ? 5 : 15) {
+        let a, b: (wall: Double, cpu: Double)
+        if pair % 2 == 0 { a = secondsPerStep(1); b = secondsPerStep(threads) }
+        else { b = secondsPerStep(threads); a = secondsPerStep(1) }
+        one.append(a.wall); many.append(b.wall); ratios.append(a.wall / b.wall)
+        cpuOne.append(a.cpu); cpuMany.append(b.cpu)
+    }
+    let timing = Timing(median: median(many), min: many.min()!, iters: 2, reps: ratios.count)
+    // The CPU time of all threads per step shows how much work the split adds (pool spinning included).
+    return BenchResult(metric: "x", value: median(ratios), timing: timing,
+                       extra: [("min", .number(ratios.min()!)), ("max", .number(ratios.max()!)),
+                               ("ms_1_thread", .number(median(one) * 1e3)),
+                               ("ms_n_threads", .number(median(many) * 1e3)),
+                               ("cpu_ms_1_thread", .number(median(cpuOne) * 1e3)),
+                               ("cpu_ms_n_threads", .number(median(cpuMany) * 1e3))])
 }

@@ -16,9 +16,20 @@ nonisolated(unsafe) var useCPUTime = false
 /// machine the CPU time of a one-thread case leaves out the time other processes held the core; with n threads
 /// it is the CPU time of all of them, not a wall time).
 @inline(__always)
-func now() -> Double {
+func now() -> Double { clockSeconds(useCPUTime ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC) }
+
+/// Monotonic wall-clock time in seconds, whatever `--cpu-time` says (for cases that compare thread counts).
+@inline(__always)
+func wallClock() -> Double { clockSeconds(CLOCK_MONOTONIC) }
+
+/// The process's CPU time in seconds (all threads), whatever `--cpu-time` says.
+@inline(__always)
+func cpuClock() -> Double { clockSeconds(CLOCK_PROCESS_CPUTIME_ID) }
+
+@inline(__always)
+private func clockSeconds(_ clock: clockid_t) -> Double {
     var ts = timespec()
-    clock_gettime(useCPUTime ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC, &ts)
+    clock_gettime(clock, &ts)
     return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
 }
 
@@ -93,11 +104,13 @@ func measure(_ s: BenchSettings, _ body: (Int) -> Void) -> Timing {
         body(iters)
         samples.append((now() - t0) / Double(iters))
     }
-    samples.sort()
-    let median = samples.count % 2 == 1
-        ? samples[samples.count / 2]
-        : (samples[samples.count / 2 - 1] + samples[samples.count / 2]) / 2
-    return Timing(median: median, min: samples[0], iters: iters, reps: reps)
+    return Timing(median: median(samples), min: samples.min()!, iters: iters, reps: reps)
+}
+
+/// The median of a non-empty list (the mean of the middle two for an even count).
+func median(_ values: [Double]) -> Double {
+    let v = values.sorted()
+    return v.count % 2 == 1 ? v[v.count / 2] : (v[v.count / 2 - 1] + v[v.count / 2]) / 2
 }
 
 // MARK: - Results
@@ -139,7 +152,7 @@ func jsonString(_ s: String) -> String {
 
 /// What a case reports: the headline figure (`metric`, `value`) plus extra fields.
 struct BenchResult {
-    /// "GFLOP/s", "GB/s", "img/s" (higher is better), "us", "ms" or "s" (lower is better).
+    /// "GFLOP/s", "GB/s", "img/s", "x" (a speed-up; higher is better), "us", "ms" or "s" (lower is better).
     var metric: String
     var value: Double
     var timing: Timing

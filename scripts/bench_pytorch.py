@@ -61,10 +61,7 @@ def measure(s, body):
         t0 = now()
         body(iters)
         samples.append((now() - t0) / iters)
-    samples.sort()
-    k = len(samples)
-    median = samples[k // 2] if k % 2 == 1 else (samples[k // 2 - 1] + samples[k // 2]) / 2
-    return Timing(median, samples[0], iters, reps)
+    return Timing(median(samples), min(samples), iters, reps)
 
 
 def throughput(t, flops):
@@ -381,6 +378,47 @@ def train_step_case(make_model, shape, lr=0.001, momentum=0.9):
     return run
 
 
+def resnet18_scaling_case(s):
+    """resnet18_step at the case's thread count against 1 thread, pairs of two steps alternating, wall clock
+    (see Benchmarks/ConvCases.swift's resnet18ScalingCase)."""
+    threads = torch.get_num_threads()
+    model = resnet18_10()
+    model.train()
+    x, y = torch.randn(32, 3, 32, 32), torch.randint(0, 10, (32,))
+    criterion = torch.nn.CrossEntropyLoss()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.001, momentum=0.9)
+
+    def seconds_per_step(n):
+        torch.set_num_threads(n)
+        t0, c0 = time.perf_counter(), time.process_time()
+        for _ in range(2):
+            optimizer.zero_grad()
+            criterion(model(x), y).backward()
+            optimizer.step()
+        return (time.perf_counter() - t0) / 2, (time.process_time() - c0) / 2
+
+    seconds_per_step(1), seconds_per_step(threads)
+    one, many, cpu_one, cpu_many = [], [], [], []
+    for pair in range(5 if s.quick else 15):
+        if pair % 2 == 0:
+            a = seconds_per_step(1); b = seconds_per_step(threads)
+        else:
+            b = seconds_per_step(threads); a = seconds_per_step(1)
+        one.append(a[0]); many.append(b[0]); cpu_one.append(a[1]); cpu_many.append(b[1])
+    torch.set_num_threads(threads)
+    ratios = [a / b for a, b in zip(one, many)]
+    return dict(metric="x", value=median(ratios), timing=Timing(median(many), min(many), 2, len(ratios)),
+                extra=dict(min=min(ratios), max=max(ratios), ms_1_thread=median(one) * 1e3,
+                           ms_n_threads=median(many) * 1e3, cpu_ms_1_thread=median(cpu_one) * 1e3,
+                           cpu_ms_n_threads=median(cpu_many) * 1e3))
+
+
+def median(values):
+    v = sorted(values)
+    k = len(v)
+    return v[k // 2] if k % 2 == 1 else (v[k // 2 - 1] + v[k // 2]) / 2
+
+
 def resnet18_10():
     import torchvision
     model = torchvision.models.resnet18()
@@ -547,6 +585,8 @@ CASES = [
     ("mobilenet_v2_fwd", [1], "torchvision mobilenet_v2 eval forward, batch 1 of 3x224x224, no grad (ms)", mobilenet_v2_forward_case),
     ("resnet18_step", [1, 2], "resnet18 (fc -> 10 classes) train step, batch 32 of 3x32x32, SGD momentum 0.9 (ms)",
      train_step_case(resnet18_10, (32, 3, 32, 32))),
+    ("resnet18_scaling", [2], "resnet18_step at n threads against 1 thread in the same process, pairs of steps alternating (x)",
+     resnet18_scaling_case),
     ("vision_pipeline_w0", [1], "Fashion-MNIST epoch through ToTensor+Normalize+RandomCrop(28, padding 2)+RandomHorizontalFlip, "
      "DataLoader batch 64 shuffle, num_workers 0 (img/s)", vision_pipeline_case(0)),
     ("vision_pipeline_w2", [1], "the same pipeline with num_workers 2 (img/s)", vision_pipeline_case(2)),
