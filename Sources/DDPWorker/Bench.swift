@@ -63,7 +63,8 @@ func runAllReduceBenchmark(_ args: [String]) throws {
 /// Training throughput: tutorial 000's MLP (batch 64 per rank) or ResNet-18 on 3×32×32 (batch 32
 /// per rank), one thread per process. One process trains the bare model; more wrap it in DDP, or,
 /// with `local`, each train a bare model side by side (the same CPU sharing without communication:
-/// the ceiling DDP can reach on a machine shared with other work).
+/// the ceiling DDP can reach on a machine shared with other work); `view` wraps it in DDP with
+/// `gradientAsBucketView`.
 func runDDPBenchmark(_ args: [String]) throws {
     let kind = args.count > 1 ? args[1] : "mlp"
     try dist.initProcessGroup(backend: .mpi)
@@ -75,7 +76,8 @@ func runDDPBenchmark(_ args: [String]) throws {
     torch.manualSeed(UInt64(rank))
     let net: nn.Module = isMLP ? TutorialMLP(784, 300, 100, 10) : models.resnet18(numClasses: 10)
     let local = args.count > 3 && args[3] == "local"
-    let model: nn.Module = world > 1 && !local ? try DistributedDataParallel(net) : net
+    let bucketView = args.count > 3 && args[3] == "view"
+    let model: nn.Module = world > 1 && !local ? try DistributedDataParallel(net, gradientAsBucketView: bucketView) : net
     let opt = optim.SGD(model.parameters(), lr: 0.01, momentum: 0.9)
     let shape = isMLP ? [batch, 784] : [batch, 3, 32, 32]
     let batches = (0..<4).map { _ in (torch.randn(shape), torch.randint(10, [batch])) }
@@ -93,7 +95,7 @@ func runDDPBenchmark(_ args: [String]) throws {
     let seconds = now() - t0
     if rank == 0 {
         let sps = Double(world * batch * steps) / seconds
-        print("RESULT bench-ddp model=\(kind) world=\(world) ddp=\(world > 1 && !local) batchPerRank=\(batch) steps=\(steps) seconds=\(String(format: "%.3f", seconds)) "
+        print("RESULT bench-ddp model=\(kind) world=\(world) ddp=\(world > 1 && !local) bucketView=\(bucketView) batchPerRank=\(batch) steps=\(steps) seconds=\(String(format: "%.3f", seconds)) "
               + "samplesPerSec=\(String(format: "%.1f", sps)) msPerStep=\(String(format: "%.2f", seconds / Double(steps) * 1000))")
     }
     try dist.destroyProcessGroup()

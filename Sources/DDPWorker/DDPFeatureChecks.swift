@@ -60,5 +60,20 @@ func runDDPFeatureChecks() throws {
     m3(torch.ones(1, 2)).sum().backward()
     log.expect(heads.b.weight.grad != nil, "second iteration with all parameters")
 
+    // gradientAsBucketView: after backward the gradients are the bucket's slots, in bucket order (reverse
+    // parameter order), averaged; a second backward without zeroing accumulates into those slots.
+    let viewed = nn.Linear(2, 3)
+    torch.noGrad { _ = viewed.weight.fill_(1); _ = viewed.bias!.fill_(0) }
+    let m4 = try DistributedDataParallel(viewed, gradientAsBucketView: true)
+    log.expect(m4.gradientAsBucketView && !m2.gradientAsBucketView, "gradientAsBucketView property")
+    m4(torch.full([1, 2], Double(rank + 1))).sum().backward()
+    let mean = Double((1...world).reduce(0, +)) / Double(world)
+    log.expectValues(viewed.weight.grad!, [Double](repeating: mean, count: 6), shape: [3, 2], tol: 1e-6, "view gradient averaged")
+    let slots = viewed.weight.grad!.dataPtr() - viewed.bias!.grad!.dataPtr()
+    log.expect(slots == 3 * 4, "weight's gradient follows the bias's in the bucket (byte distance \(slots))")
+    m4(torch.full([1, 2], Double(rank + 1))).sum().backward()
+    log.expectValues(viewed.weight.grad!, [Double](repeating: 2 * mean, count: 6), shape: [3, 2], tol: 1e-6,
+                     "second backward accumulates into the bucket view")
+
     try log.finish("ddp-features")
 }

@@ -27,10 +27,18 @@ func makeEquivalenceModel(_ kind: String, dtype: DType) -> nn.Module {
 /// from different weights, so the check also covers DDP's broadcast at construction.
 /// `cnn-bn`: 20 steps of 2 ranks × batch 16 with SyncBatchNorm (`convertSyncBatchnorm`) against
 /// one process × batch 32 with BatchNorm; the running statistics are compared too.
+/// Gradients: `copy` (default), `view` (`gradientAsBucketView`), or `view-keep` (bucket views and
+/// `zeroGrad(setToNone: false)`, so backward accumulates into the buckets themselves).
 func runEquivalence(_ args: [String]) throws {
     let kind = args.count > 1 ? args[1] : "mlp"
     let dtype: DType = args.count > 2 && args[2] == "float64" ? .float64 : .float32
     let bucketCapMB = args.count > 3 ? Double(args[3]) ?? 25 : 25
+    let gradients = args.count > 4 ? args[4] : "copy"
+    guard ["copy", "view", "view-keep"].contains(gradients) else {
+        fputs("equivalence: unknown gradient mode \(gradients) (copy, view or view-keep)\n", stderr)
+        exit(2)
+    }
+    let setToNone = gradients != "view-keep"
     let (steps, global) = kind == "cnn-bn" ? (20, 32) : (50, 64)
     try dist.initProcessGroup(backend: .mpi, timeout: .seconds(300))
     let rank = dist.getRank(), world = dist.getWorldSize()
@@ -47,7 +55,7 @@ func runEquivalence(_ args: [String]) throws {
         let opt = optim.SGD(model.parameters(), lr: 0.05, momentum: 0.9)
         for s in 0..<steps {
             let x = X.narrow(0, s * global + offset, batch), y = Y.narrow(0, s * global + offset, batch)
-            opt.zeroGrad()
+            opt.zeroGrad(setToNone: setToNone)
             F.crossEntropy(model(x), y).backward()
             opt.step()
         }
@@ -60,7 +68,7 @@ func runEquivalence(_ args: [String]) throws {
     torch.manualSeed(UInt64(rank))                       // different starting weights per rank
     var model = makeEquivalenceModel(kind, dtype: dtype)
     if synchronised { model = nn.SyncBatchNorm.convertSyncBatchnorm(model) }
-    let ddp = try DistributedDataParallel(model, bucketCapMB: bucketCapMB)
+    let ddp = try DistributedDataParallel(model, bucketCapMB: bucketCapMB, gradientAsBucketView: gradients != "copy")
     train(ddp, batch: local, offset: rank * local)
     let mine = flat(ddp.module)
 
@@ -78,7 +86,7 @@ func runEquivalence(_ args: [String]) throws {
         let scale = ref.abs().max().item()
         let syncLayers = ddp.module.modules().filter { $0 is nn.SyncBatchNorm }.count
         print("RESULT equivalence model=\(kind) dtype=\(dtype) world=\(world) steps=\(steps) buckets=\(ddp.bucketSizes.count) "
-              + "params=\(ref.numel) maxAbsDiff=\(maxDiff) maxAbsWeight=\(scale) rankSpread=\(rankSpread) syncBatchNorms=\(syncLayers)")
+              + "params=\(ref.numel) gradients=\(gradients) maxAbsDiff=\(maxDiff) maxAbsWeight=\(scale) rankSpread=\(rankSpread) syncBatchNorms=\(syncLayers)")
     }
     try dist.destroyProcessGroup()
 }

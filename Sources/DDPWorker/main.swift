@@ -1,12 +1,12 @@
 // ddp-worker: the program the distributed tests and benchmarks launch under mpirun.
 //
 //   mpirun -np 2 .build/release/ddp-worker collectives
-//   mpirun -np 2 .build/release/ddp-worker equivalence mlp|cnn|cnn-bn [float32|float64] [bucketCapMB]
+//   mpirun -np 2 .build/release/ddp-worker equivalence mlp|cnn|cnn-bn [float32|float64] [bucketCapMB] [copy|view|view-keep]
 //   mpirun -np 2 .build/release/ddp-worker ddp-features
 //   mpirun -np 2|3 .build/release/ddp-worker syncbn
 //   mpirun -np 2 .build/release/ddp-worker fail-exit | fail-throw | fail-hang <timeout s>
 //   mpirun -np 2 .build/release/ddp-worker bench-allreduce [maxMB]
-//   mpirun -np 1|2 .build/release/ddp-worker bench-ddp mlp|resnet18 [steps] [local]
+//   mpirun -np 1|2 .build/release/ddp-worker bench-ddp mlp|resnet18 [steps] [local|view]
 //
 // Results are printed as `RESULT key=value ...` lines by rank 0; failed checks as `FAIL ...`
 // lines, with a non-zero exit status.

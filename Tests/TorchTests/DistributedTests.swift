@@ -158,6 +158,20 @@ final class DistributedTests: XCTestCase {
         }
     }
 
+    /// The same with `gradientAsBucketView`: `.grad` views of the buckets (one bucket, and several with
+    /// gradients accumulated into the buckets through `zeroGrad(setToNone: false)`) give the same weights.
+    func testGradientAsBucketViewMatchesOneProcessWithTheDoubleBatch() throws {
+        for (model, dtype, bucket, mode, tol) in [("mlp", "float32", "25", "view", 1e-5),
+                                                  ("cnn", "float64", "0.0005", "view-keep", 1e-12)] {
+            let run = try mpirun(2, ["equivalence", model, dtype, bucket, mode])
+            XCTAssertEqual(run.status, 0, run.output)
+            let r = try XCTUnwrap(run.result("equivalence"), run.output)
+            XCTAssertEqual(r["gradients"], mode, run.output)
+            XCTAssertLessThanOrEqual(Double(r["maxAbsDiff"]!)!, tol, "\(model) \(dtype) \(mode): \(run.output)")
+            XCTAssertEqual(Double(r["rankSpread"]!)!, 0, "ranks hold identical weights (\(model) \(dtype) \(mode))")
+        }
+    }
+
     /// DDP over a conv net with BatchNorm converted to SyncBatchNorm: 2 processes × batch 16 reach the
     /// weights and running statistics of 1 process × batch 32 with BatchNorm after 20 SGD-momentum steps.
     /// Measured max differences: float32 8.7e-7, float64 (3 buckets) 7.1e-15.

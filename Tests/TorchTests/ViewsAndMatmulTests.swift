@@ -123,6 +123,10 @@ final class ViewsAndMatmulTests: XCTestCase {
         XCTAssertTrue(base.contiguous() === base)
         XCTAssertFalse(base.t().contiguous().storage === base.storage)
         XCTAssertTrue(base.t().isContiguous == false && base.isContiguous)
+        // dataPtr(): views are offsets into their base; a copy lives elsewhere.
+        XCTAssertEqual(base.select(0, 2).dataPtr() - base.dataPtr(), 8 * base.elementSize)
+        XCTAssertEqual(base.t().dataPtr(), base.dataPtr())
+        XCTAssertNotEqual(base.clone().dataPtr(), base.dataPtr())
     }
 
     func testViewErrorMessages() {

@@ -31,6 +31,8 @@ extension nn.parallel {
         public let broadcastBuffers: Bool
         /// Whether `forward` looks for parameters the output does not depend on.
         public let findUnusedParameters: Bool
+        /// Whether the parameters' `.grad` are views into the gradient buckets (PyTorch's `gradient_as_bucket_view`).
+        public var gradientAsBucketView: Bool { reducer.gradientAsBucketView }
         /// The group the gradients are averaged over (the default group unless one was given).
         public let processGroup: dist.ProcessGroup
         let reducer: GradientReducer
@@ -51,8 +53,14 @@ extension nn.parallel {
         ///   - bucketCapMB: bucket size in MiB (PyTorch's default 25; the first bucket is 1 MiB).
         ///   - broadcastBuffers: broadcast buffers from rank 0 at every training-mode forward.
         ///   - findUnusedParameters: mark parameters the output does not use as ready after forward.
+        ///   - gradientAsBucketView: after backward, each parameter's `.grad` is a view into its bucket
+        ///     instead of a copy of the averaged values (PyTorch's `gradient_as_bucket_view`). It saves the
+        ///     copy back and one gradient's worth of memory; with `zeroGrad(setToNone: false)` the next backward
+        ///     also accumulates straight into the bucket. The views are overwritten by the next synchronised
+        ///     backward, so keep a `clone()` of a gradient you want to hold on to.
         public init(_ module: nn.Module, processGroup: dist.ProcessGroup? = nil, bucketCapMB: Double = 25,
-                    broadcastBuffers: Bool = true, findUnusedParameters: Bool = false) throws {
+                    broadcastBuffers: Bool = true, findUnusedParameters: Bool = false,
+                    gradientAsBucketView: Bool = false) throws {
             precondition(bucketCapMB > 0, "DistributedDataParallel: bucketCapMB must be positive, got \(bucketCapMB)")
             let group = dist.resolve(processGroup, "DistributedDataParallel")
             self.module = module
@@ -64,7 +72,8 @@ extension nn.parallel {
             precondition(!params.isEmpty, "DistributedDataParallel is not needed when a module doesn't have any parameter that requires a gradient.")
             let cap = Int(bucketCapMB * 1_048_576)
             reducer = GradientReducer(params: params, group: ownGroup, bucketCapBytes: cap,
-                                      firstBucketBytes: Swift.min(cap, 1_048_576))
+                                      firstBucketBytes: Swift.min(cap, 1_048_576),
+                                      gradientAsBucketView: gradientAsBucketView)
             super.init()
             training = module.training
             try broadcastCoalesced(module.parameters() as [Tensor] + module.buffers(), group: ownGroup)

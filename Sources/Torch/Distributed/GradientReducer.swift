@@ -5,7 +5,8 @@ import CMPIShim
 /// per bucket). A post-accumulate-grad hook copies each gradient, pre-divided by the world size,
 /// into its bucket; a complete bucket is all-reduced on the group's communication thread while
 /// backward goes on; when the last bucket is out, the hook waits for all of them and copies the
-/// averages back into `.grad`, so `backward()` returns with averaged gradients as in PyTorch.
+/// averages back into `.grad`, so `backward()` returns with averaged gradients as in PyTorch (or, with
+/// `gradientAsBucketView`, makes each `.grad` a view of its bucket slot, which skips that copy).
 final class GradientReducer {
     final class Bucket {
         let flat: Tensor
@@ -25,12 +26,15 @@ final class GradientReducer {
     private var nextToLaunch = 0
     private var markedCount = 0
     private let scale: Double
+    let gradientAsBucketView: Bool
     private var handles: [TensorHookHandle] = []
     /// Whether the current iteration's forward ran with synchronisation on (not inside `noSync`).
     var syncThisIteration = true
 
-    init(params: [nn.Parameter], group: dist.ProcessGroup, bucketCapBytes: Int, firstBucketBytes: Int) {
+    init(params: [nn.Parameter], group: dist.ProcessGroup, bucketCapBytes: Int, firstBucketBytes: Int,
+         gradientAsBucketView: Bool = false) {
         self.params = params
+        self.gradientAsBucketView = gradientAsBucketView
         self.group = group
         self.scale = 1.0 / Double(group.size)
         marked = [Bool](repeating: false, count: params.count)
@@ -163,7 +167,13 @@ final class GradientReducer {
             for (i, offset) in bucket.members {
                 let p = params[i]
                 let src = bucket.flat.narrow(0, offset, p.numel)
-                if let g = p.grad {
+                if gradientAsBucketView {
+                    if let g = p.grad, g.isContiguous, g.rawPointer == src.rawPointer {
+                        g.storage.bumpVersion()   // already this slot's view (accumulated in place)
+                    } else {
+                        p.grad = src.view(p.shape)
+                    }
+                } else if let g = p.grad {
                     if g.isContiguous && g.dtype == src.dtype {
                         g.rawPointer.copyMemory(from: src.rawPointer, byteCount: p.numel * p.dtype.itemSize)
                     } else {
@@ -185,7 +195,7 @@ final class GradientReducer {
         MPIRuntime.abortJob("[rank \(group.rank)] DistributedDataParallel: averaging gradients failed: \(error)")
     }
 
-    /// `dst[offset...] = grad * scale` (flattened).
+    /// `dst[offset...] = grad * scale` (flattened; `grad` may be that very slot, with `gradientAsBucketView`).
     private func copyScaled(_ grad: Tensor, into dst: Tensor, at offset: Int) {
         let n = grad.numel
         if grad.isContiguous && grad.dtype == .float32 && dst.dtype == .float32 {
