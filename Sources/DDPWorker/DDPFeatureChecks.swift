@@ -2,7 +2,8 @@ import Foundation
 import Torch
 
 /// DDP's behaviour besides the averaged step: state-dict keys, `module`, `noSync` accumulation,
-/// unused-parameter detection, buffers broadcast at forward, repr.
+/// unused-parameter detection, buffers broadcast at forward, repr, `gradientAsBucketView`, and
+/// float16/bfloat16 models.
 func runDDPFeatureChecks() throws {
     try dist.initProcessGroup(backend: .mpi, timeout: .seconds(120))
     let rank = dist.getRank(), world = dist.getWorldSize()
@@ -74,6 +75,18 @@ func runDDPFeatureChecks() throws {
     m4(torch.full([1, 2], Double(rank + 1))).sum().backward()
     log.expectValues(viewed.weight.grad!, [Double](repeating: 2 * mean, count: 6), shape: [3, 2], tol: 1e-6,
                      "second backward accumulates into the bucket view")
+
+    // Half-precision models: float16 and bfloat16 buckets are averaged through float32.
+    for dtype in [DType.float16, .bfloat16] {
+        let half = nn.Linear(2, 3).to(dtype)
+        torch.noGrad { _ = half.weight.fill_(1); _ = half.bias!.fill_(0) }
+        let m5 = try DistributedDataParallel(half)
+        m5(torch.full([1, 2], Double(rank + 1)).to(dtype)).sum().backward()
+        log.expect(half.weight.grad!.dtype == dtype, "\(dtype) gradient keeps its dtype")
+        log.expectValues(half.weight.grad!.float(), [Double](repeating: mean, count: 6), shape: [3, 2], tol: 1e-6,
+                         "\(dtype) gradient averaged")
+        log.expectValues(half.bias!.grad!.float(), [1, 1, 1], shape: [3], tol: 0, "\(dtype) bias gradient averaged")
+    }
 
     try log.finish("ddp-features")
 }

@@ -201,10 +201,13 @@ final class DistributedTests: XCTestCase {
         }
     }
 
+    /// State-dict keys, `module`, `noSync`, unused parameters, buffer broadcast, repr, bucket views
+    /// and float16/bfloat16 models (Sources/DDPWorker/DDPFeatureChecks.swift).
     func testDDPNoSyncStateDictBuffersAndUnusedParameters() throws {
         let run = try mpirun(2, ["ddp-features"])
         XCTAssertEqual(run.status, 0, run.output)
         XCTAssertEqual(run.result("ddp-features")?["failures"], "0", run.output)
+        XCTAssertEqual(run.result("ddp-features")?["checks"], "19", "every check ran: \(run.output)")
     }
 
     // MARK: The ddp-mnist example

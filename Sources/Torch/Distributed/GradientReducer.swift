@@ -142,17 +142,18 @@ final class GradientReducer {
     /// which backward would wait for at once anyway and so runs on this thread (no hand-off).
     private func launch(_ bucket: Bucket, index: Int) {
         let flat = bucket.flat, comm = group.comm
-        precondition(flat.dtype == .float32 || flat.dtype == .float64,
-                     "DistributedDataParallel: gradients of dtype \(flat.dtype) are not supported (float32 and float64 are)")
+        precondition(flat.dtype.isFloatingPoint, "DistributedDataParallel: gradients of dtype \(flat.dtype) cannot be averaged")
         precondition(flat.numel <= Int(Int32.max), "DistributedDataParallel: bucket of \(flat.numel) elements is too large; lower bucketCapMB")
-        let type = flat.dtype == .float64 ? STMPI_DOUBLE : STMPI_FLOAT
-        let count = Int32(flat.numel)
         let name = "allReduce (DistributedDataParallel gradient bucket \(index))"
+        // float32/float64 buckets are reduced in place; float16/bfloat16 ones through a float32 copy (summed
+        // in float32 and rounded once, where PyTorch's backends sum in half precision).
+        let buffer = StagedBuffer(flat, op: name, reducing: true)
         let overlapping = index != buckets.count - 1
         do {
             bucket.work = try group.run(name, async: overlapping, {
-                try MPIWait.allReduce(flat.rawPointer, count: count, type: type, op: STMPI_SUM, comm: comm,
+                try MPIWait.allReduce(buffer.pointer, count: buffer.count, type: buffer.mpiType, op: STMPI_SUM, comm: comm,
                                       overlapping: overlapping, name: name)
+                buffer.writeBack()
             })
         } catch {
             fail(error)
