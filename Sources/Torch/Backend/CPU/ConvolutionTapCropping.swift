@@ -58,10 +58,19 @@ func copyLiveTaps<T: ConvElement>(_ full: UnsafeMutablePointer<T>, _ cropped: Un
                     for j in 0..<live { dst[j] = src[offset[j]] }
                 }
             } else {
-                (full + lo &* volume).update(repeating: 0, count: (hi &- lo) &* volume)
-                for r in lo..<hi {
-                    let dst = full + r &* volume, src = cropped + r &* live
-                    for j in 0..<live { dst[offset[j]] = src[j] }
+                // Zeros, then the live taps, one L1-sized block of rows at a time: one pass over `full`.
+                // Zero-filling the whole range first read it back for the scatter from beyond the L2, 3x slower on
+                // a 9.4 MB weight (a C model of both loops).
+                let blockRows = Swift.max(1, 4096 / volume)
+                var first = lo
+                while first < hi {
+                    let end = Swift.min(hi, first &+ blockRows)
+                    (full + first &* volume).update(repeating: 0, count: (end &- first) &* volume)
+                    for r in first..<end {
+                        let dst = full + r &* volume, src = cropped + r &* live
+                        for j in 0..<live { dst[offset[j]] = src[j] }
+                    }
+                    first = end
                 }
             }
         }
