@@ -35,6 +35,20 @@ final class ConvolutionThreadingTests: XCTestCase {
         compare(torch.randn([8, 64, 2, 2]), w) { F.conv2d($0, $1, stride: 2, padding: 1) }
     }
 
+    /// 256 → 256 3×3 on a 1×1 plane, batch 8: the whole batch is one GEMM that splits the weight's rows over the
+    /// threads (`gemmImageChunks` gives one chunk) instead of one chunk of images per thread.
+    func testWholeBatchGEMMOnTwoThreads() {
+        torch.manualSeed(3)
+        let g = ConvGeometry(big: [1, 1, 1], small: [1, 1, 1], kernel: [1, 1, 1], stride: [1, 1, 1], padding: [0, 0, 0],
+                             dilation: [1, 1, 1], groups: 1, bigChannels: 256, smallChannels: 256)
+        let saved = torch.getNumThreads()
+        torch.setNumThreads(2)
+        XCTAssertEqual(gemmImageChunks(g, batch: 8), 1)
+        XCTAssertEqual(gemmImageChunks(g, batch: 2), 2, "too small a product for the GEMM to split: image chunks")
+        torch.setNumThreads(saved)
+        compare(torch.randn([8, 256, 1, 1]), torch.randn([256, 256, 3, 3]) * 0.05) { F.conv2d($0, $1, padding: 1) }
+    }
+
     /// 48 → 48 on 6×6, batch 8: 72 Winograd tiles; 16·48·48 transformed-filter gradients summed over two chunks.
     func testWinogradOnTwoThreads() {
         torch.manualSeed(2)
