@@ -153,6 +153,13 @@ private func imagesPerGEMM(_ g: ConvGeometry, images: Int) -> Int {
 private func im2colImages<T: ConvElement>(_ x: UnsafePointer<T>, first: Int, count: Int, group grp: Int, _ plan: Im2colPlan,
                                           into col: UnsafeMutablePointer<T>) {
     let g = plan.geometry, cbg = g.bigChannels / g.groups, P = g.smallPlane
+    if g.isPointwise {
+        // im2col is the identity: the images' channel rows side by side. (The row walk would spend a call and its
+        // bookkeeping per channel and image: 512 × 32 rows of one element per GEMM on ResNet-18's cropped 1×1 planes.)
+        copyImageRows(UnsafeMutablePointer(mutating: x + (first * g.bigChannels + grp * cbg) * P), imageStride: g.bigChannels * P,
+                      rows: cbg, count: count, plane: P, col, toBlock: true)
+        return
+    }
     for i in 0..<count {
         plan.im2col(x + ((first + i) * g.bigChannels + grp * cbg) * g.bigPlane, channels: cbg, into: col + i * P, ld: count * P)
     }
@@ -174,6 +181,19 @@ func forEachImageBlock(_ images: Range<Int>, block: Int, _ body: (_ first: Int, 
 @inline(__always)
 private func copyImageRows<T>(_ tensor: UnsafeMutablePointer<T>, imageStride: Int, rows: Int, count: Int, plane P: Int,
                               _ block: UnsafeMutablePointer<T>, toBlock: Bool) {
+    if P < 8 {
+        // Planes shorter than a vector: element loops (a copy call per row costs more than its few elements).
+        for i in 0..<count {
+            let t = tensor + i &* imageStride, b = block + i &* P
+            for r in 0..<rows {
+                let tr = t + r &* P, br = b + r &* count &* P
+                for j in 0..<P {
+                    if toBlock { br[j] = tr[j] } else { tr[j] = br[j] }
+                }
+            }
+        }
+        return
+    }
     for i in 0..<count {
         for r in 0..<rows {
             let t = tensor + i * imageStride + r * P, b = block + r * count * P + i * P
@@ -284,10 +304,17 @@ func convBigFromSmallKernel<T: ConvElement>(_ y: UnsafePointer<T>, _ w: UnsafePo
                     copyImageRows(UnsafeMutablePointer(mutating: y + (first * g.smallChannels + grp * csg) * P),
                                   imageStride: g.smallChannels * P, rows: csg, count: count, plane: P, ys.pointer, toBlock: true)
                     T.gemm(K, ld, csg, w + grp * csg * K, 1, K, UnsafePointer(ys.pointer), ld, 1, beta: 0, col.pointer, ld)
+                    if pointwise {
+                        // col2im is the identity (see `im2colImages`).
+                        copyImageRows(x + (first * g.bigChannels + grp * cbg) * plane, imageStride: g.bigChannels * plane,
+                                      rows: cbg, count: count, plane: P, col.pointer, toBlock: false)
+                    }
                     for i in 0..<count {
                         let xg = x + ((first + i) * g.bigChannels + grp * cbg) * plane
-                        xg.update(repeating: 0, count: cbg * plane)
-                        plan.col2imAdd(UnsafePointer(col.pointer + i * P), channels: cbg, into: xg, ld: ld)
+                        if !pointwise {
+                            xg.update(repeating: 0, count: cbg * plane)
+                            plan.col2imAdd(UnsafePointer(col.pointer + i * P), channels: cbg, into: xg, ld: ld)
+                        }
                         if let bias {
                             for c in 0..<cbg {
                                 let v = bias[grp * cbg + c], row = xg + c * plane
