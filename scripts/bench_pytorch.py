@@ -360,20 +360,28 @@ def max_pool_case(s):
     return millis(measure(s, body))
 
 
+def train_step(make_model, shape, lr=0.001, momentum=0.9):
+    """One SGD-momentum train step of make_model() on a fixed random batch of `shape`, as a function."""
+    model = make_model()
+    model.train()
+    x, y = torch.randn(*shape), torch.randint(0, 10, (shape[0],))
+    criterion = torch.nn.CrossEntropyLoss()
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
+
+    def step():
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+    return step
+
+
 def train_step_case(make_model, shape, lr=0.001, momentum=0.9):
     def run(s):
-        model = make_model()
-        model.train()
-        x, y = torch.randn(*shape), torch.randint(0, 10, (shape[0],))
-        criterion = torch.nn.CrossEntropyLoss()
-        optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
+        step = train_step(make_model, shape, lr, momentum)
 
         def body(iters):
             for _ in range(iters):
-                optimizer.zero_grad()
-                loss = criterion(model(x), y)
-                loss.backward()
-                optimizer.step()
+                step()
         return millis(measure(s, body))
     return run
 
@@ -382,19 +390,13 @@ def resnet18_scaling_case(s):
     """resnet18_step at the case's thread count against 1 thread, pairs of two steps alternating, wall clock
     (see Benchmarks/ConvCases.swift's resnet18ScalingCase)."""
     threads = torch.get_num_threads()
-    model = resnet18_10()
-    model.train()
-    x, y = torch.randn(32, 3, 32, 32), torch.randint(0, 10, (32,))
-    criterion = torch.nn.CrossEntropyLoss()
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.001, momentum=0.9)
+    step = train_step(resnet18_10, (32, 3, 32, 32))
 
     def seconds_per_step(n):
         torch.set_num_threads(n)
         t0, c0 = time.perf_counter(), time.process_time()
-        for _ in range(2):
-            optimizer.zero_grad()
-            criterion(model(x), y).backward()
-            optimizer.step()
+        step()
+        step()
         return (time.perf_counter() - t0) / 2, (time.process_time() - c0) / 2
 
     seconds_per_step(1), seconds_per_step(threads)

@@ -3,8 +3,10 @@ import CTorchKernels
 /// The three kernels every convolution is made of (forward, transposed, weight gradient), over up to three
 /// spatial dims, as im2col/col2im (Im2col.swift) around the packed GEMM of CTorchKernels — unless a faster algorithm takes the
 /// shape: Winograd F(2×2, 3×3) (WinogradKernels.swift), the direct kernels for short im2col matrices
-/// (DirectConvolution.swift) or the depthwise loops (DepthwiseConvolution.swift); kernel taps that read only padding
-/// are cropped first (ConvolutionTapCropping.swift).
+/// (DirectConvolution.swift) or the depthwise loops (DepthwiseConvolution.swift). Kernel taps that read only padding
+/// (ConvolutionTapCropping.swift) are cropped before these kernels run: the forward and transposed kernels take a
+/// geometry with live taps only (the ops pass `ConvWeightCrop`'s weight and geometry), and the weight gradient
+/// computes the cropped taps and writes zeros to the others itself.
 ///
 /// Naming: a convolution relates a *big* tensor `X` `[N, Cbig, D, H, W]` and a *small* tensor `Y`
 /// `[N, Csmall, OD, OH, OW]` through a weight `[Csmall, Cbig / groups, KD, KH, KW]`:
@@ -203,10 +205,10 @@ private func copyImageRows<T>(_ tensor: UnsafeMutablePointer<T>, imageStride: In
 }
 
 /// Y = conv(X, W) (+ bias per small channel). `x` is `[n, Cbig, big]`, `w` `[Csmall, Cbig/groups, kernel]`,
-/// `y` `[n, Csmall, small]`, all contiguous.
+/// `y` `[n, Csmall, small]`, all contiguous; every tap of `g` live.
 func convSmallFromBigKernel<T: ConvElement>(_ x: UnsafePointer<T>, _ w: UnsafePointer<T>, bias: UnsafePointer<T>?,
                                             _ y: UnsafeMutablePointer<T>, batch n: Int, _ g: ConvGeometry) {
-    if withLiveTaps(w, g, { convSmallFromBigKernel(x, $0, bias: bias, y, batch: n, $1) }) { return }
+    assert(g.liveTaps == nil, "crop dead taps first (ConvWeightCrop)")
     if DepthwiseConvolution.applies(g) { return depthwiseSmallFromBig(x, w, bias: bias, y, batch: n, g) }
     if T.self == Float.self, let problem = WinogradProblem(forward: g, batch: n) {
         winogradConvolution(UnsafeRawPointer(x).assumingMemoryBound(to: Float.self), UnsafeRawPointer(w).assumingMemoryBound(to: Float.self),
@@ -270,10 +272,10 @@ func convSmallFromBigKernel<T: ConvElement>(_ x: UnsafePointer<T>, _ w: UnsafePo
     }
 }
 
-/// X = convᵀ(Y, W) (+ bias per big channel): the adjoint of `convSmallFromBigKernel` in X.
+/// X = convᵀ(Y, W) (+ bias per big channel): the adjoint of `convSmallFromBigKernel` in X; every tap of `g` live.
 func convBigFromSmallKernel<T: ConvElement>(_ y: UnsafePointer<T>, _ w: UnsafePointer<T>, bias: UnsafePointer<T>?,
                                             _ x: UnsafeMutablePointer<T>, batch n: Int, _ g: ConvGeometry) {
-    if withLiveTaps(w, g, { convBigFromSmallKernel(y, $0, bias: bias, x, batch: n, $1) }) { return }
+    assert(g.liveTaps == nil, "crop dead taps first (ConvWeightCrop)")
     if DepthwiseConvolution.applies(g) { return depthwiseBigFromSmall(y, w, bias: bias, x, batch: n, g) }
     if T.self == Float.self, let problem = WinogradProblem(transposed: g, batch: n) {
         winogradTransposedConvolution(UnsafeRawPointer(y).assumingMemoryBound(to: Float.self),

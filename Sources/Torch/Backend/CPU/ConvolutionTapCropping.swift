@@ -40,8 +40,9 @@ extension ConvGeometry {
 /// Copies the taps `taps` of a weight `[rows, kernel]` (rows = Csmall · Cbig/groups) into or out of a cropped weight
 /// `[rows, cropped kernel]`; `toCropped == false` writes zeros to the dead taps of `full`.
 ///
-/// Split over the pool by rows: ResNet-18's last stage at 32×32 crops 9.4 MB weights to their centre tap three times
-/// per convolution and step, a memory-bound pass that ran on one thread (5 % of its 2-thread step, perf).
+/// Split over the pool by rows: ResNet-18's last stage at 32×32 crops 9.4 MB weights to their centre tap once per
+/// convolution and step (`ConvWeightCrop`, shared by the forward and the input gradient) and expands the weight
+/// gradient back once, memory-bound passes that ran on one thread (5 % of its 2-thread step, perf).
 func copyLiveTaps<T: ConvElement>(_ full: UnsafeMutablePointer<T>, _ cropped: UnsafeMutablePointer<T>, rows: Int,
                                   kernel: [Int], taps: [Range<Int>], toCropped: Bool) {
     let volume = kernel[0] * kernel[1] * kernel[2]
@@ -75,19 +76,4 @@ func copyLiveTaps<T: ConvElement>(_ full: UnsafeMutablePointer<T>, _ cropped: Un
             }
         }
     }
-}
-
-/// When `g` has dead taps, runs `body(croppedWeight, croppedGeometry)` (a forward or transposed kernel) on a copy of
-/// `w` that keeps only the live taps, and returns true; returns false, running nothing, when every tap is live.
-@inline(__always)
-func withLiveTaps<T: ConvElement>(_ w: UnsafePointer<T>, _ g: ConvGeometry,
-                                  _ body: (UnsafePointer<T>, ConvGeometry) -> Void) -> Bool {
-    guard let taps = g.liveTaps else { return false }
-    let cg = g.cropped(to: taps)
-    let wc = ScratchBuffer<T>(count: g.smallChannels * cg.colRows)
-    copyLiveTaps(UnsafeMutablePointer(mutating: w), wc.pointer, rows: g.smallChannels * g.bigChannels / g.groups,
-                 kernel: g.kernel, taps: taps, toCropped: true)
-    body(UnsafePointer(wc.pointer), cg)
-    wc.free()
-    return true
 }
