@@ -36,7 +36,10 @@ let package = Package(
         .target(name: "CTorchKernels"),
         // libmpi bound at run time (dlopen) for `dist`: the package builds and tests without MPI.
         .target(name: "CMPIShim", linkerSettings: [.linkedLibrary("dl")]),
-        .target(name: "Torch", dependencies: ["CTorchKernels", "CMPIShim"], swiftSettings: swift5),
+        // The CUDA driver, NVRTC, cuBLAS and cuDNN bound at run time (dlopen) for the CUDA backend: the package
+        // builds and tests with no CUDA toolkit, header or library installed.
+        .target(name: "CCUDAShim", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "Torch", dependencies: ["CTorchKernels", "CMPIShim", "CCUDAShim"], swiftSettings: swift5),
         // libpng and libjpeg(-turbo) from the system (Debian: libpng-dev, libjpeg-dev), found with pkg-config.
         .systemLibrary(name: "CLibPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CLibJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg-dev"])]),

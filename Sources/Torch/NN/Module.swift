@@ -394,21 +394,30 @@ extension nn {
             return self
         }
 
-        /// Moves to `device` (only `.cpu` exists today); returns self.
+        /// Moves parameters, their gradients and buffers to `device`, in place (the same `Parameter` objects,
+        /// so an optimizer made before the move keeps working, as in PyTorch); returns self.
+        ///
+        /// ```swift
+        /// let model = nn.Linear(784, 10).to(.cuda(0))
+        /// ```
         @discardableResult
         public final func to(_ device: Device) -> Self {
-            device.checkAvailable("Module.to")
+            convertTensors { $0.device != device ? $0.to(device) : nil }
             return self
         }
 
-        /// Moves to a device given by name ("cpu"); returns self.
+        /// Moves to a device given by name ("cpu", "cuda", "cuda:1"); returns self.
         @discardableResult
         public final func to(_ device: String) -> Self { to(Device(device)) }
 
-        /// Moves to the CPU (a no-op); returns self.
+        /// Moves parameters and buffers to `device` and converts the floating ones to `dtype`; returns self.
         @discardableResult
-        public final func cpu() -> Self { self }
-        /// Moves to a CUDA device: stops with a clear message (no CUDA backend).
+        public final func to(_ device: Device, dtype: DType) -> Self { to(device).to(dtype) }
+
+        /// Moves to the CPU; returns self.
+        @discardableResult
+        public final func cpu() -> Self { to(Device.cpu) }
+        /// Moves to CUDA device `index`; returns self.
         @discardableResult
         public final func cuda(_ index: Int = 0) -> Self { to(Device.cuda(index)) }
         /// Floating parameters and buffers to float64.

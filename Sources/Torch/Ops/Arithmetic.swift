@@ -3,7 +3,7 @@
 /// in-place forms.
 
 /// The pointwise binary operations that share one kernel dispatch.
-enum BinaryOp {
+enum BinaryOp: Int, CaseIterable {
     case add, sub, mul, div, maximum, minimum, pow, atan2, remainder, fmod, floorDivide
 
     var name: String {
@@ -34,6 +34,13 @@ enum BinaryOp {
 /// Runs `op` elementwise into `out` (already shaped to the broadcast shape, dtype = compute type).
 /// `a` and `b` must already have `out.dtype`.
 func binaryKernel(_ op: BinaryOp, _ a: Tensor, _ b: Tensor, into out: Tensor) {
+    if _slowPath(out.isCuda) {
+        if out.dtype == .bool && op == .sub {
+            preconditionFailure("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.")
+        }
+        CUDAElementwise.launch(.binary(op, out.dtype), out: out, a, b)
+        return
+    }
     let plan = StridedPlan(shape: out.shape, out.strides, a.dim == 0 ? nil : a.broadcastStrides(to: out.shape),
                            b.dim == 0 ? nil : b.broadcastStrides(to: out.shape))
     func floating<T: FloatElement>(_: T.Type) {
@@ -131,7 +138,7 @@ func binaryForward(_ op: BinaryOp, _ a: Tensor, _ b: Tensor) -> Tensor {
     if op.promotesIntegersToFloat && !dt.isFloatingPoint { dt = torch.defaultDType }
     let compute = dt.computeType
     let shape = a.shape == b.shape ? a.shape : broadcastShapes(a.shape, b.shape, op: op.name)
-    let out = Tensor(uninitializedShape: shape, dtype: compute)
+    let out = Tensor(uninitializedShape: shape, dtype: compute, device: commonDevice(a, b))
     binaryKernel(op, a.to(compute), b.to(compute), into: out)
     return compute == dt ? out : out.to(dt)
 }

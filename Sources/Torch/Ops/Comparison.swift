@@ -1,6 +1,6 @@
 /// Elementwise comparisons (`.== .!= .< .<= .> .>=` → Bool tensors), logical ops, `where`,
 /// `isnan`/`isinf`/`isfinite`, `equal` and `allclose`.
-enum CompareOp {
+enum CompareOp: Int, CaseIterable {
     case eq, ne, lt, le, gt, ge
 
     var name: String {
@@ -19,8 +19,12 @@ enum CompareOp {
 func compare(_ op: CompareOp, _ a: Tensor, _ b: Tensor) -> Tensor {
     let dt = resultType(a, b).computeType
     let shape = a.shape == b.shape ? a.shape : broadcastShapes(a.shape, b.shape, op: op.name)
-    let out = Tensor(uninitializedShape: shape, dtype: .bool)
+    let out = Tensor(uninitializedShape: shape, dtype: .bool, device: commonDevice(a, b))
     let x = a.to(dt), y = b.to(dt)
+    if _slowPath(out.isCuda) {
+        CUDAElementwise.launch(.compare(op, dt), out: out, x, y)
+        return out
+    }
     let plan = StridedPlan(shape: shape, out.strides, x.broadcastStrides(to: shape), y.broadcastStrides(to: shape))
     func run<T: Comparable>(_: T.Type) {
         let o = out.pointer(Bool.self), p = UnsafePointer(x.pointer(T.self)), q = UnsafePointer(y.pointer(T.self))
@@ -53,7 +57,13 @@ func compare(_ op: CompareOp, _ a: Tensor, _ b: Tensor) -> Tensor {
 func logical(_ a: Tensor, _ b: Tensor, op: String, _ f: (Bool, Bool) -> Bool) -> Tensor {
     let x = a.to(.bool), y = b.to(.bool)
     let shape = broadcastShapes(x.shape, y.shape, op: op)
-    let out = Tensor(uninitializedShape: shape, dtype: .bool)
+    let out = Tensor(uninitializedShape: shape, dtype: .bool, device: commonDevice(x, y))
+    if _slowPath(out.isCuda) {
+        // Both are bool here, so `and`/`or`/`xor` of nonzero values are the integer ops on bools.
+        let which: TernaryOp = f(true, false) ? (f(true, true) ? .logicalOr : .logicalXor) : .logicalAnd
+        CUDAElementwise.launch(.ternary(which, .bool), out: out, x, y)
+        return out
+    }
     let plan = StridedPlan(shape: shape, out.strides, x.broadcastStrides(to: shape), y.broadcastStrides(to: shape))
     binaryLoop(plan, out.pointer(Bool.self), UnsafePointer(x.pointer(Bool.self)), UnsafePointer(y.pointer(Bool.self)), f)
     return out

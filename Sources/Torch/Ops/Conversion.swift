@@ -7,7 +7,7 @@ extension Tensor {
     /// ```
     public func to(_ dtype: DType) -> Tensor {
         if dtype == self.dtype { return self }
-        let out = Tensor(uninitializedShape: shape, dtype: dtype)
+        let out = Tensor(uninitializedShape: shape, dtype: dtype, device: device)
         copyKernel(from: self, into: out)
         if needsGrad && dtype.isFloatingPoint {
             let src = self.dtype
@@ -16,19 +16,44 @@ extension Tensor {
         return out
     }
 
-    /// Moves to a device (only `.cpu` exists), optionally converting the dtype.
+    /// This tensor on `device` (self when it is already there), optionally converted to `dtype`; differentiable
+    /// (the gradient moves back). A copy from a GPU waits for it; a copy to a GPU from pinned memory does not.
+    ///
+    /// ```swift
+    /// let device = torch.cuda.isAvailable() ? Device.cuda(0) : .cpu
+    /// let x = torch.randn(64, 784).to(device)
+    /// ```
     public func to(_ device: Device, dtype: DType? = nil) -> Tensor {
-        device.checkAvailable("to")
-        return dtype.map { to($0) } ?? self
+        let target = dtype ?? self.dtype
+        if device == self.device { return to(target) }
+        if case .cuda(let i) = device { _ = CUDARuntime.device(i) }   // PyTorch's errors for unusable devices
+        let out = Tensor(uninitializedShape: shape, dtype: target, device: device)
+        CUDAElementwise.copy(from: self, into: out)
+        if needsGrad {
+            let src = self.device, srcType = self.dtype
+            record("ToCopyBackward0", out, inputs: [self]) { _, g in [g.to(src, dtype: srcType)] }
+        }
+        return out
     }
 
-    /// Moves to a device given by name ("cpu").
+    /// Moves to a device given by name ("cpu", "cuda", "cuda:1").
     public func to(_ device: String) -> Tensor { to(Device(device)) }
 
-    /// PyTorch's `x.cpu()`.
-    public func cpu() -> Tensor { self }
-    /// PyTorch's `x.cuda()`: stops with a clear message (no CUDA backend).
+    /// PyTorch's `x.cpu()`: self when already on the CPU.
+    public func cpu() -> Tensor { to(Device.cpu) }
+    /// PyTorch's `x.cuda()`: this tensor on GPU `index`.
     public func cuda(_ index: Int = 0) -> Tensor { to(Device.cuda(index)) }
+    /// PyTorch's `x.is_pinned()`: true for page-locked host memory.
+    public func isPinned() -> Bool { storage.isPinned }
+    /// PyTorch's `x.pin_memory()`: a copy in page-locked host memory (fast, asynchronous copies to a GPU).
+    public func pinMemory() -> Tensor {
+        precondition(storage.isHost, "pin_memory: cannot pin '\(device)' memory, only CPU tensors")
+        if isPinned() { return self }
+        let out = Tensor(storage: Storage(pinnedByteCount: numel * dtype.itemSize), shape: shape,
+                         strides: contiguousStrides(shape), offset: 0, dtype: dtype)
+        copyKernel(from: self, into: out)
+        return out
+    }
 
     public func float() -> Tensor { to(.float32) }
     public func double() -> Tensor { to(.float64) }
@@ -54,7 +79,7 @@ extension Tensor {
 
     /// A contiguous copy, not recorded by autograd.
     func contiguousCopy() -> Tensor {
-        let out = Tensor(uninitializedShape: shape, dtype: dtype)
+        let out = Tensor(uninitializedShape: shape, dtype: dtype, device: device)
         copyKernel(from: self, into: out)
         return out
     }
@@ -64,7 +89,8 @@ extension Tensor {
     public func copy_(_ src: Tensor) -> Tensor {
         _ = broadcastShapes(shape, src.shape, op: "copy_")
         checkInPlace("copy_")
-        copyKernel(from: src, into: self)
+        if src.device != device && !(src.storage.isHost && src.dim == 0) { CUDAElementwise.copy(from: src, into: self) }
+        else { copyKernel(from: src, into: self) }
         storage.bumpVersion()
         if anyNeedsGrad(self, src) {
             let srcShape = src.shape, srcType = src.dtype
@@ -84,7 +110,8 @@ extension Tensor {
     /// The single value as `T` (e.g. `item(as: Int.self)`).
     public func item<T: TensorScalar>(as: T.Type) -> T {
         precondition(numel == 1, "item: a Tensor with \(numel) elements cannot be converted to Scalar")
-        if T.self == Int64.self || T.self == Int.self, dtype == .int64 {
+        if _slowPath(!storage.isHost) { return cpu().item(as: T.self) }
+        if T.self == Int64.self || T.self == Int.self, dtype == .int64, storage.isHost {
             let v = pointer(Int64.self).pointee
             return (T.self == Int.self ? Int(v) as! T : v as! T)
         }
@@ -99,7 +126,7 @@ extension Tensor {
     public func toArray<T: TensorScalar>(as: T.Type) -> [T] {
         let n = numel
         if n == 0 { return [] }
-        let src = self.to(T.dtype).contiguous()
+        let src = self.to(T.dtype).contiguous().cpu()
         return [T](unsafeUninitializedCapacity: n) { buf, count in
             if T.self == Int.self {
                 // Int and Int64 share a layout on 64-bit platforms.
@@ -113,6 +140,10 @@ extension Tensor {
 
     /// Element at a storage offset, as Double.
     func element(atOffset off: Int) -> Double {
+        if _slowPath(!storage.isHost) {
+            let one = Tensor(storage: storage, shape: [], strides: [], offset: off, dtype: dtype)
+            return one.contiguousCopyToHost().element(atOffset: 0)
+        }
         let p = storage.data
         switch dtype {
         case .float32: return Double(p.assumingMemoryBound(to: Float.self)[off])

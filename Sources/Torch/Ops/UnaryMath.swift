@@ -3,7 +3,7 @@ import CTorchKernels
 /// Pointwise math of one tensor with autograd: abs sqrt rsqrt exp log log1p expm1 log2 log10 sin cos
 /// tan asin acos atan sinh cosh tanh sigmoid relu neg reciprocal sign round floor ceil trunc frac
 /// erf square, pow with a number exponent, and clamp.
-enum UnaryOp {
+enum UnaryOp: Int, CaseIterable {
     case abs, neg, sign, relu, round, floor, ceil, trunc, square
     case sqrt, rsqrt, exp, log, log1p, expm1, log2, log10, sin, cos, tan, asin, acos, atan
     case sinh, cosh, tanh, sigmoid, reciprocal, erf, frac
@@ -54,6 +54,15 @@ enum UnaryOp {
 
 /// Runs `op` from `x` into `out` (same shape; both of the compute dtype).
 func unaryKernel(_ op: UnaryOp, _ x: Tensor, into out: Tensor) {
+    if _slowPath(out.isCuda) {
+        if out.dtype == .bool {
+            precondition(op != .neg, "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+            copyKernel(from: x, into: out)
+        } else {
+            CUDAElementwise.launch(.unary(op, out.dtype), out: out, x)
+        }
+        return
+    }
     if out.dtype == .float32 && x.isContiguous && out.isContiguous {
         let n = Int64(x.numel)
         let src = UnsafePointer(x.pointer(Float.self)), dst = out.pointer(Float.self)
@@ -138,7 +147,7 @@ func unaryForward(_ op: UnaryOp, _ x: Tensor) -> Tensor {
     let dt = (op.keepsIntegers && x.dtype.isIntegral) ? x.dtype : x.dtype.floatingResult
     let compute = dt.computeType
     let src = x.to(compute)
-    let out = Tensor(uninitializedShape: x.shape, dtype: compute)
+    let out = Tensor(uninitializedShape: x.shape, dtype: compute, device: x.device)
     unaryKernel(op, src, into: out)
     return compute == dt ? out : out.to(dt)
 }

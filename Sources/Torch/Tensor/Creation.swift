@@ -66,7 +66,6 @@ extension torch {
     /// ```
     public static func tensor<L: TensorLiteral>(_ data: L, dtype: DType? = nil, device: Device = .cpu,
                                                 requiresGrad: Bool = false) -> Tensor {
-        device.checkAvailable("tensor")
         var c = TensorLiteralCollector()
         data.collect(into: &c, depth: 0)
         let shape = c.shape
@@ -84,13 +83,12 @@ extension torch {
         }
         let out = t.to(dtype ?? inferred)
         if requiresGrad { out.requiresGrad = true }
-        return out
+        return placed(out, on: device)
     }
 
     /// A tensor filled with `value` (the default float type unless `dtype` is given).
     public static func full(_ shape: [Int], _ value: Double, dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
-        device.checkAvailable("full")
-        let t = Tensor(uninitializedShape: shape, dtype: dtype ?? torch.defaultDType)
+        let t = Tensor(uninitializedShape: shape, dtype: dtype ?? torch.defaultDType, device: device)
         fillKernel(t, value)
         if requiresGrad { t.requiresGrad = true }
         return t
@@ -98,91 +96,75 @@ extension torch {
 
     /// A tensor filled with an integer: int64 unless `dtype` is given, as `torch.full((2,), 7)` in PyTorch.
     public static func full(_ shape: [Int], _ value: Int, dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
-        device.checkAvailable("full")
-        return full(shape, Double(value), dtype: dtype ?? .int64, requiresGrad: requiresGrad)
+        return full(shape, Double(value), dtype: dtype ?? .int64, device: device, requiresGrad: requiresGrad)
     }
     /// A tensor filled with a Bool: bool unless `dtype` is given.
     public static func full(_ shape: [Int], _ value: Bool, dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
-        device.checkAvailable("full")
-        return full(shape, value ? 1.0 : 0.0, dtype: dtype ?? .bool, requiresGrad: requiresGrad)
+        return full(shape, value ? 1.0 : 0.0, dtype: dtype ?? .bool, device: device, requiresGrad: requiresGrad)
     }
 
     public static func zeros(_ shape: Int..., dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
-        device.checkAvailable("zeros")
-        return zeros(shape, dtype: dtype, requiresGrad: requiresGrad)
+        return zeros(shape, dtype: dtype, device: device, requiresGrad: requiresGrad)
     }
     public static func zeros(_ shape: [Int], dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
-        device.checkAvailable("zeros")
-        let t = Tensor(uninitializedShape: shape, dtype: dtype ?? torch.defaultDType)
-        t.storage.data.initializeMemory(as: UInt8.self, repeating: 0, count: t.numel * t.dtype.itemSize)
+        let t = Tensor(uninitializedShape: shape, dtype: dtype ?? torch.defaultDType, device: device)
+        if t.isCuda { CUDAElementwise.fill(t, 0) }
+        else { t.storage.data.initializeMemory(as: UInt8.self, repeating: 0, count: t.numel * t.dtype.itemSize) }
         if requiresGrad { t.requiresGrad = true }
         return t
     }
     public static func ones(_ shape: Int..., dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
-        device.checkAvailable("ones")
-        return full(shape, 1.0, dtype: dtype, requiresGrad: requiresGrad)
+        return full(shape, 1.0, dtype: dtype, device: device, requiresGrad: requiresGrad)
     }
     public static func ones(_ shape: [Int], dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
-        device.checkAvailable("ones")
-        return full(shape, 1.0, dtype: dtype, requiresGrad: requiresGrad)
+        return full(shape, 1.0, dtype: dtype, device: device, requiresGrad: requiresGrad)
     }
     /// Uninitialised memory (values are arbitrary).
     public static func empty(_ shape: Int..., dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
-        device.checkAvailable("empty")
-        return empty(shape, dtype: dtype, requiresGrad: requiresGrad)
+        return empty(shape, dtype: dtype, device: device, requiresGrad: requiresGrad)
     }
     public static func empty(_ shape: [Int], dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
-        device.checkAvailable("empty")
-        let t = Tensor(uninitializedShape: shape, dtype: dtype ?? torch.defaultDType)
+        let t = Tensor(uninitializedShape: shape, dtype: dtype ?? torch.defaultDType, device: device)
         if requiresGrad { t.requiresGrad = true }
         return t
     }
-    public static func zerosLike(_ t: Tensor, dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
-        device.checkAvailable("zerosLike")
-        return zeros(t.shape, dtype: dtype ?? t.dtype, requiresGrad: requiresGrad)
+    public static func zerosLike(_ t: Tensor, dtype: DType? = nil, device: Device? = nil, requiresGrad: Bool = false) -> Tensor {
+        return zeros(t.shape, dtype: dtype ?? t.dtype, device: device ?? t.device, requiresGrad: requiresGrad)
     }
-    public static func onesLike(_ t: Tensor, dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
-        device.checkAvailable("onesLike")
-        return full(t.shape, 1.0, dtype: dtype ?? t.dtype, requiresGrad: requiresGrad)
+    public static func onesLike(_ t: Tensor, dtype: DType? = nil, device: Device? = nil, requiresGrad: Bool = false) -> Tensor {
+        return full(t.shape, 1.0, dtype: dtype ?? t.dtype, device: device ?? t.device, requiresGrad: requiresGrad)
     }
-    public static func fullLike(_ t: Tensor, _ value: Double, dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
-        device.checkAvailable("fullLike")
-        return full(t.shape, value, dtype: dtype ?? t.dtype, requiresGrad: requiresGrad)
+    public static func fullLike(_ t: Tensor, _ value: Double, dtype: DType? = nil, device: Device? = nil, requiresGrad: Bool = false) -> Tensor {
+        return full(t.shape, value, dtype: dtype ?? t.dtype, device: device ?? t.device, requiresGrad: requiresGrad)
     }
-    public static func emptyLike(_ t: Tensor, dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
-        device.checkAvailable("emptyLike")
-        return requiringGrad(empty(t.shape, dtype: dtype ?? t.dtype), requiresGrad)
+    public static func emptyLike(_ t: Tensor, dtype: DType? = nil, device: Device? = nil, requiresGrad: Bool = false) -> Tensor {
+        return requiringGrad(empty(t.shape, dtype: dtype ?? t.dtype, device: device ?? t.device), requiresGrad)
     }
 
     /// Identity matrix n×m (m defaults to n).
     public static func eye(_ n: Int, _ m: Int? = nil, dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
-        device.checkAvailable("eye")
         let cols = m ?? n
         let t = zeros([n, cols], dtype: dtype)
         fillKernel(t.makeView(shape: [Swift.min(n, cols)], strides: [cols + 1], offset: 0), 1)
         if requiresGrad { t.requiresGrad = true }
-        return t
+        return placed(t, on: device)
     }
 
     /// Values `start, start+step, ... < end`. Integer arguments give int64, otherwise the default float type.
     public static func arange(_ end: Int, dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
-        device.checkAvailable("arange")
-        return requiringGrad(arange(0, end, 1, dtype: dtype), requiresGrad)
+        return placed(requiringGrad(arange(0, end, 1, dtype: dtype), requiresGrad), on: device)
     }
     public static func arange(_ start: Int, _ end: Int, _ step: Int = 1, dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
-        device.checkAvailable("arange")
         precondition(step != 0, "arange: step must be nonzero")
         precondition((end - start) * step.signum() >= 0, "arange: upper bound and larger bound inconsistent with step sign")
         let n = Swift.max(0, (end - start + step - step.signum()) / step)
         let vals = (0..<n).map { Int64(start + $0 * step) }
-        return requiringGrad(Tensor(vals, shape: [n]).to(dtype ?? .int64), requiresGrad)
+        return placed(requiringGrad(Tensor(vals, shape: [n]).to(dtype ?? .int64), requiresGrad), on: device)
     }
     public static func arange(_ end: Double, dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
-        device.checkAvailable("arange")
-        return requiringGrad(arange(0, end, 1, dtype: dtype), requiresGrad)
+        return placed(requiringGrad(arange(0, end, 1, dtype: dtype), requiresGrad), on: device)
     }
     public static func arange(_ start: Double, _ end: Double, _ step: Double = 1, dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
-        device.checkAvailable("arange")
         precondition(step != 0, "arange: step must be nonzero")
         precondition((end - start) * step >= 0, "arange: upper bound and larger bound inconsistent with step sign")
         let n = Swift.max(0, Int(((end - start) / step).rounded(.up)))
@@ -201,7 +183,7 @@ extension torch {
             }
         }
         while i < n { vals[i] = start.addingProduct(step, Double(i)); i += 1 }
-        return requiringGrad(Tensor(vals, shape: [n]).to(dt), requiresGrad)
+        return placed(requiringGrad(Tensor(vals, shape: [n]).to(dt), requiresGrad), on: device)
     }
 
     /// `steps` evenly spaced values from `start` to `end` inclusive.
@@ -209,7 +191,6 @@ extension torch {
     /// Computed like PyTorch's CPU kernel, in the output's precision (float32 arithmetic for
     /// float32), the first half counting up from `start` and the second half down from `end`.
     public static func linspace(_ start: Double, _ end: Double, steps: Int, dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
-        device.checkAvailable("linspace")
         precondition(steps >= 0, "linspace: number of steps must be non-negative")
         let dt = dtype ?? torch.defaultDType
         if steps == 1 { return requiringGrad(full([1], start, dtype: dt), requiresGrad) }
@@ -220,8 +201,8 @@ extension torch {
             return (0..<steps).map { i in i < half ? s.addingProduct(step, T(i)) : e.addingProduct(-step, T(steps - i - 1)) }
         }
         switch dt {
-        case .float64: return requiringGrad(Tensor(values(start, end), shape: [steps]), requiresGrad)
-        case .float32, .float16, .bfloat16: return requiringGrad(Tensor(values(Float(start), Float(end)), shape: [steps]).to(dt), requiresGrad)
+        case .float64: return placed(requiringGrad(Tensor(values(start, end), shape: [steps]), requiresGrad), on: device)
+        case .float32, .float16, .bfloat16: return placed(requiringGrad(Tensor(values(Float(start), Float(end)), shape: [steps]).to(dt), requiresGrad), on: device)
         default:
             // Integer outputs: integer endpoints, a double step, truncation.
             let v = values(Double(Int64(torchDouble: start)), Double(Int64(torchDouble: end)))
@@ -229,14 +210,12 @@ extension torch {
         }
     }
     public static func linspace(_ start: Double, _ end: Double, _ steps: Int, dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
-        device.checkAvailable("linspace")
-        return requiringGrad(linspace(start, end, steps: steps, dtype: dtype), requiresGrad)
+        return placed(requiringGrad(linspace(start, end, steps: steps, dtype: dtype), requiresGrad), on: device)
     }
 
     /// `steps` values `base^x` for x evenly spaced from start to end (PyTorch's CPU formula: the
     /// endpoints rounded to the output type, exponents and powers in double).
     public static func logspace(_ start: Double, _ end: Double, steps: Int, base: Double = 10, dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
-        device.checkAvailable("logspace")
         precondition(steps >= 0, "logspace: number of steps must be non-negative")
         let dt = dtype ?? torch.defaultDType
         let s: Double, e: Double, span: Double
@@ -251,38 +230,33 @@ extension torch {
         let vals = (0..<steps).map { i in
             Glibc.pow(base, i < half ? s + step * Double(i) : e - step * Double(steps - i - 1))
         }
-        return requiringGrad(Tensor(vals, shape: [steps]).to(dt), requiresGrad)
+        return placed(requiringGrad(Tensor(vals, shape: [steps]).to(dt), requiresGrad), on: device)
     }
 
     // MARK: Random
 
     /// Uniform samples in [0, 1).
     public static func rand(_ shape: Int..., dtype: DType? = nil, device: Device = .cpu, generator: Generator? = nil, requiresGrad: Bool = false) -> Tensor {
-        device.checkAvailable("rand")
-        return rand(shape, dtype: dtype, generator: generator, requiresGrad: requiresGrad)
+        return placed(rand(shape, dtype: dtype, generator: generator, requiresGrad: requiresGrad), on: device)
     }
     public static func rand(_ shape: [Int], dtype: DType? = nil, device: Device = .cpu, generator: Generator? = nil, requiresGrad: Bool = false) -> Tensor {
-        device.checkAvailable("rand")
         let t = empty(shape, dtype: dtype)
         t.uniform_(0, 1, generator: generator)
         if requiresGrad { t.requiresGrad = true }
-        return t
+        return placed(t, on: device)
     }
     /// Standard normal samples.
     public static func randn(_ shape: Int..., dtype: DType? = nil, device: Device = .cpu, generator: Generator? = nil, requiresGrad: Bool = false) -> Tensor {
-        device.checkAvailable("randn")
-        return randn(shape, dtype: dtype, generator: generator, requiresGrad: requiresGrad)
+        return placed(randn(shape, dtype: dtype, generator: generator, requiresGrad: requiresGrad), on: device)
     }
     public static func randn(_ shape: [Int], dtype: DType? = nil, device: Device = .cpu, generator: Generator? = nil, requiresGrad: Bool = false) -> Tensor {
-        device.checkAvailable("randn")
         let t = empty(shape, dtype: dtype)
         t.normal_(0, 1, generator: generator)
         if requiresGrad { t.requiresGrad = true }
-        return t
+        return placed(t, on: device)
     }
     /// Integers uniformly drawn from [low, high).
     public static func randint(_ low: Int, _ high: Int, _ shape: [Int], dtype: DType = .int64, device: Device = .cpu, generator: Generator? = nil) -> Tensor {
-        device.checkAvailable("randint")
         precondition(high > low, "random_ expects 'from' to be less than 'to', but got from=\(low) >= to=\(high)")
         let g = generator ?? defaultGenerator
         let range = UInt64(high - low)
@@ -292,18 +266,16 @@ extension torch {
             let r = range >= (1 << 32) ? g.random64() % range : UInt64(g.random()) % range
             vals[i] = Int64(low) + Int64(r)
         }
-        return Tensor(vals, shape: shape).to(dtype)
+        return placed(Tensor(vals, shape: shape).to(dtype), on: device)
     }
     public static func randint(_ high: Int, _ shape: [Int], dtype: DType = .int64, device: Device = .cpu, generator: Generator? = nil) -> Tensor {
-        device.checkAvailable("randint")
-        return randint(0, high, shape, dtype: dtype, generator: generator)
+        return placed(randint(0, high, shape, dtype: dtype, generator: generator), on: device)
     }
     /// Normal samples with the given mean and standard deviation.
     public static func normal(_ mean: Double, _ std: Double, _ shape: [Int], dtype: DType? = nil, device: Device = .cpu, generator: Generator? = nil, requiresGrad: Bool = false) -> Tensor {
-        device.checkAvailable("normal")
         let t = empty(shape, dtype: dtype)
         t.normal_(mean, std, generator: generator)
-        return requiringGrad(t, requiresGrad)
+        return placed(requiringGrad(t, requiresGrad), on: device)
     }
     /// Elementwise normal samples: `normal(meanTensor, stdTensor)`.
     public static func normal(_ mean: Tensor, _ std: Tensor, generator: Generator? = nil) -> Tensor {
@@ -312,7 +284,6 @@ extension torch {
     }
     /// A random permutation of 0..<n (int64), drawn like PyTorch's CPU randperm.
     public static func randperm(_ n: Int, dtype: DType = .int64, device: Device = .cpu, generator: Generator? = nil) -> Tensor {
-        device.checkAvailable("randperm")
         let g = generator ?? defaultGenerator
         var r = (0..<n).map { Int64($0) }
         if n > 1 {
@@ -321,15 +292,13 @@ extension torch {
                 r.swapAt(i, z + i)
             }
         }
-        return Tensor(r, shape: [n]).to(dtype)
+        return placed(Tensor(r, shape: [n]).to(dtype), on: device)
     }
-    public static func randLike(_ t: Tensor, dtype: DType? = nil, device: Device = .cpu, generator: Generator? = nil, requiresGrad: Bool = false) -> Tensor {
-        device.checkAvailable("randLike")
-        return requiringGrad(rand(t.shape, dtype: dtype ?? t.dtype, generator: generator), requiresGrad)
+    public static func randLike(_ t: Tensor, dtype: DType? = nil, device: Device? = nil, generator: Generator? = nil, requiresGrad: Bool = false) -> Tensor {
+        return placed(requiringGrad(rand(t.shape, dtype: dtype ?? t.dtype, generator: generator), requiresGrad), on: device ?? t.device)
     }
-    public static func randnLike(_ t: Tensor, dtype: DType? = nil, device: Device = .cpu, generator: Generator? = nil, requiresGrad: Bool = false) -> Tensor {
-        device.checkAvailable("randnLike")
-        return requiringGrad(randn(t.shape, dtype: dtype ?? t.dtype, generator: generator), requiresGrad)
+    public static func randnLike(_ t: Tensor, dtype: DType? = nil, device: Device? = nil, generator: Generator? = nil, requiresGrad: Bool = false) -> Tensor {
+        return placed(requiringGrad(randn(t.shape, dtype: dtype ?? t.dtype, generator: generator), requiresGrad), on: device ?? t.device)
     }
     public static func randintLike(_ t: Tensor, _ low: Int, _ high: Int, generator: Generator? = nil) -> Tensor {
         randint(low, high, t.shape, dtype: t.dtype, generator: generator)
@@ -399,4 +368,13 @@ extension Tensor {
 private func requiringGrad(_ t: Tensor, _ on: Bool) -> Tensor {
     if on { t.requiresGrad = true }
     return t
+}
+/// A tensor made on the host, moved to `device` as a leaf (keeping `requiresGrad`): creation functions whose
+/// values come from host code (literals, ranges, the CPU generator) use it.
+@inline(__always) func placed(_ t: Tensor, on device: Device) -> Tensor {
+    if device == .cpu { return t }
+    let wantsGrad = t.requiresGrad
+    let out = torch.noGrad { t.to(device) }
+    if wantsGrad { out.requiresGrad = true }
+    return out
 }

@@ -1,4 +1,4 @@
-/// Where a tensor's memory lives. Only `.cpu` has a backend today (DESIGN.md §7).
+/// Where a tensor's memory lives: the CPU or a CUDA device (DESIGN.md §7).
 public enum Device: Equatable, Hashable, Sendable, CustomStringConvertible {
     case cpu
     case cuda(Int)
@@ -23,12 +23,6 @@ public enum Device: Equatable, Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .cpu: return "cpu"
         case .cuda: return "cuda"
-        }
-    }
-
-    func checkAvailable(_ op: String) {
-        if case .cuda = self {
-            preconditionFailure("\(op): Torch not compiled with CUDA enabled (device \(self) requested; torch.cuda.isAvailable() is false)")
         }
     }
 }

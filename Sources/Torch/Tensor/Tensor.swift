@@ -56,10 +56,10 @@ public class Tensor {
         self.dtype = dtype
     }
 
-    /// Allocates an uninitialized contiguous tensor.
-    convenience init(uninitializedShape shape: [Int], dtype: DType) {
+    /// Allocates an uninitialized contiguous tensor on `device`.
+    convenience init(uninitializedShape shape: [Int], dtype: DType, device: Device = .cpu) {
         let n = shapeNumel(shape)
-        self.init(storage: Storage(byteCount: n * dtype.itemSize), shape: shape,
+        self.init(storage: Storage(byteCount: n * dtype.itemSize, device: device), shape: shape,
                   strides: contiguousStrides(shape), offset: 0, dtype: dtype)
     }
 
@@ -100,8 +100,10 @@ public class Tensor {
     @inlinable public var ndim: Int { shape.count }
     /// Number of elements.
     public var numel: Int { shapeNumel(shape) }
-    /// The device; always `.cpu` today.
-    public var device: Device { .cpu }
+    /// Where the tensor's memory lives (`x.device` in PyTorch).
+    public var device: Device { storage.device }
+    /// True when the tensor lives on a CUDA device (`x.is_cuda`).
+    public var isCuda: Bool { !storage.isHost }
     /// Size of dimension `d` (negative counts from the end).
     public func size(_ d: Int) -> Int { shape[normalizeDim(d, dim, op: "size")] }
     /// The shape (PyTorch's `x.size()`).
@@ -128,13 +130,26 @@ public class Tensor {
         return true
     }
 
-    /// Pointer to the first element.
+    /// Pointer to the first element, for host code: stops when the tensor lives on a GPU, so an op
+    /// without a CUDA kernel fails loudly instead of reading device memory (DESIGN.md §7).
     @inline(__always) var rawPointer: UnsafeMutableRawPointer {
-        storage.data + storageOffset * dtype.itemSize
+        if _slowPath(!storage.isHost) { hostAccessOnDevice() }
+        return storage.data + storageOffset * dtype.itemSize
     }
 
     @inline(__always) func pointer<T>(_: T.Type) -> UnsafeMutablePointer<T> {
-        (storage.data + storageOffset * dtype.itemSize).assumingMemoryBound(to: T.self)
+        if _slowPath(!storage.isHost) { hostAccessOnDevice() }
+        return (storage.data + storageOffset * dtype.itemSize).assumingMemoryBound(to: T.self)
+    }
+
+    /// The first element's device address (CUDA tensors; the kernels' launch arguments).
+    @inline(__always) var deviceAddress: UInt64 {
+        storage.deviceAddress &+ UInt64(storageOffset * dtype.itemSize)
+    }
+
+    @inline(never) private func hostAccessOnDevice() -> Never {
+        preconditionFailure("NotImplementedError: an operation without a 'CUDA' kernel was called on a tensor on \(device) "
+            + "(shape \(shapeString(shape)), \(dtype)); move it with .cpu() first. The README lists the ops that run on CUDA.")
     }
 }
 

@@ -164,6 +164,14 @@ func streamingLoop<R, A, B>(_ n: Int, _ out: UnsafeMutablePointer<R>, _ a: Unsaf
 
 /// Copies `src` (broadcastable to `dst`) into `dst`, converting element types.
 func copyKernel(from src: Tensor, into dst: Tensor) {
+    if _slowPath(!src.storage.isHost || !dst.storage.isHost) {
+        // Between devices only through `to(device)` and `copy_`: an op whose output landed on another device
+        // than its input would otherwise move data silently (DESIGN.md §7).
+        precondition(src.device == dst.device || (src.storage.isHost && src.numel == 1 && src.dim == 0),
+                     "internal: copy from \(src.device) into \(dst.device) outside to(device)/copy_ (an op allocated its output on the wrong device)")
+        CUDAElementwise.copy(from: src, into: dst)
+        return
+    }
     let plan = StridedPlan(shape: dst.shape, dst.strides, src.broadcastStrides(to: dst.shape), nil)
     if src.dtype == dst.dtype {
         // Bit copy by element size.
@@ -207,6 +215,7 @@ func copyKernel(from src: Tensor, into dst: Tensor) {
 
 /// Writes `value` (converted to the tensor's dtype) into every element of `dst`.
 func fillKernel(_ dst: Tensor, _ value: Double) {
+    if _slowPath(dst.isCuda) { CUDAElementwise.fill(dst, value); return }
     let plan = StridedPlan(shape: dst.shape, dst.strides, nil, nil)
     func fill<T: StorableElement>(_: T.Type) {
         let v = T.from(double: value)

@@ -1,0 +1,88 @@
+// SwiftTorch's device operations (include/stcu_device.h): the CUDA driver, or the host emulator.
+#define _GNU_SOURCE
+#include "stcu_device.h"
+#include <stdlib.h>
+#include <string.h>
+
+int stcu_emu_alloc(CUdeviceptr *p, size_t bytes);
+int stcu_emu_free(CUdeviceptr p);
+int stcu_emu_module_load(CUmodule *m, const char *path);
+int stcu_emu_get_function(CUfunction *f, CUmodule m, const char *name);
+int stcu_emu_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                    unsigned bz, const void *arg);
+int stcu_emu_mem_info(size_t *free_bytes, size_t *total_bytes);
+
+#define STCU_STRINGIFY(...) #__VA_ARGS__
+#define STCU_EXPAND_STRINGIFY(...) STCU_STRINGIFY(__VA_ARGS__)
+#define STCU_DECLARE(name, fields) "typedef struct { " STCU_EXPAND_STRINGIFY(fields) " } " #name ";\n"
+
+const char *stcu_kernel_args_source(void) {
+    // STCU_DECLARE's argument is macro-expanded before STCU_STRINGIFY turns it into text, so the kernels
+    // get exactly the fields the host compiled.
+    static const char text[] =
+        "#define STCU_MAX_DIMS 8\n#define STCU_MAX_OPERANDS 4\n"
+        STCU_DECLARE(stcu_ew_args, STCU_EW_FIELDS)
+        STCU_DECLARE(stcu_red_args, STCU_RED_FIELDS);
+    return text;
+}
+
+static int emulated;
+
+void stcu_dev_use_emulator(int on) { emulated = on; }
+int stcu_dev_is_emulated(void) { return emulated; }
+
+int stcu_dev_bind(CUcontext ctx) {
+    static __thread CUcontext bound;
+    if (emulated || bound == ctx) return 0;
+    int r = stcu_cuCtxSetCurrent(ctx);
+    if (r == 0) bound = ctx;
+    return r;
+}
+
+int stcu_dev_alloc(CUdeviceptr *p, size_t bytes) {
+    return emulated ? stcu_emu_alloc(p, bytes) : stcu_cuMemAlloc(p, bytes);
+}
+
+int stcu_dev_free(CUdeviceptr p) { return emulated ? stcu_emu_free(p) : stcu_cuMemFree(p); }
+
+int stcu_dev_htod(CUdeviceptr dst, const void *src, size_t bytes, CUstream s) {
+    if (emulated) { memcpy((void *)(uintptr_t)dst, src, bytes); return 0; }
+    return stcu_cuMemcpyHtoDAsync(dst, src, bytes, s);
+}
+
+int stcu_dev_dtoh(void *dst, CUdeviceptr src, size_t bytes, CUstream s) {
+    if (emulated) { memcpy(dst, (const void *)(uintptr_t)src, bytes); return 0; }
+    return stcu_cuMemcpyDtoHAsync(dst, src, bytes, s);
+}
+
+int stcu_dev_dtod(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s) {
+    if (emulated) { memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes); return 0; }
+    return stcu_cuMemcpyDtoDAsync(dst, src, bytes, s);
+}
+
+int stcu_dev_memset8(CUdeviceptr dst, unsigned char value, size_t bytes, CUstream s) {
+    if (emulated) { memset((void *)(uintptr_t)dst, value, bytes); return 0; }
+    return stcu_cuMemsetD8Async(dst, value, bytes, s);
+}
+
+int stcu_dev_module_load(CUmodule *m, const void *image) {
+    return emulated ? stcu_emu_module_load(m, (const char *)image) : stcu_cuModuleLoadData(m, image);
+}
+
+int stcu_dev_get_function(CUfunction *f, CUmodule m, const char *name) {
+    return emulated ? stcu_emu_get_function(f, m, name) : stcu_cuModuleGetFunction(f, m, name);
+}
+
+int stcu_dev_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                    unsigned bz, CUstream s, const void *arg, size_t arg_size) {
+    (void)arg_size;
+    if (emulated) return stcu_emu_launch(f, gx, gy, gz, bx, by, bz, arg);
+    void *params[1] = {(void *)arg};
+    return stcu_cuLaunchKernel(f, gx, gy, gz, bx, by, bz, 0, s, params, NULL);
+}
+
+int stcu_dev_sync(CUstream s) { return emulated ? 0 : stcu_cuStreamSynchronize(s); }
+
+int stcu_dev_mem_info(size_t *free_bytes, size_t *total_bytes) {
+    return emulated ? stcu_emu_mem_info(free_bytes, total_bytes) : stcu_cuMemGetInfo(free_bytes, total_bytes);
+}

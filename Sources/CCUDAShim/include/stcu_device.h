@@ -1,0 +1,86 @@
+// The device operations SwiftTorch's CUDA backend performs, each one call: allocation, copies, modules,
+// launches, synchronisation. They go to the CUDA driver bound by ccudashim.h, or, once
+// stcu_dev_use_emulator(1) was called, to a host emulator that runs kernels compiled for the host (by a
+// C++ compiler, with the emulation prelude) on CPU threads: how CI checks the backend's logic without a GPU.
+#ifndef STCU_DEVICE_H
+#define STCU_DEVICE_H
+
+#include "ccudashim.h"
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// MARK: launch arguments shared by the host and the kernels
+//
+// Every SwiftTorch kernel takes exactly one struct by value. The fields are written once here; the kernel
+// sources get the same declaration as text from stcu_kernel_args_source(), so the layouts cannot drift.
+#define STCU_MAX_DIMS 8
+#define STCU_MAX_OPERANDS 4
+#define STCU_EW_FIELDS                                                                                    \
+    long long n;                                                                                          \
+    int rank;                                                                                             \
+    int flags;                                                                                            \
+    long long shape[STCU_MAX_DIMS];                                                                       \
+    long long strides[STCU_MAX_OPERANDS][STCU_MAX_DIMS];                                                  \
+    unsigned long long ptr[STCU_MAX_OPERANDS];                                                            \
+    double f[4];                                                                                          \
+    long long i[4];
+/// Elementwise launches: operand 0 is the output; `rank` 0 means every operand is contiguous with `n`
+/// elements; otherwise `shape`/`strides` (elements) describe the iteration. An input whose `ptr` is 0 is a
+/// scalar held in f[k]/i[k] (k = operand - 1). f and i also carry op parameters (clamp bounds, alpha).
+typedef struct { STCU_EW_FIELDS } stcu_ew_args;
+
+#define STCU_RED_FIELDS                                                                                   \
+    long long outer;                                                                                      \
+    long long length;                                                                                     \
+    long long inner;                                                                                      \
+    long long partials;                                                                                   \
+    unsigned long long in;                                                                                \
+    unsigned long long out;                                                                               \
+    unsigned long long index_out;                                                                         \
+    double f[2];
+/// Reductions over the middle axis of a contiguous [outer, length, inner] input into [outer, inner].
+/// `partials` > 1 splits each row over that many blocks (a first pass writes partial results).
+typedef struct { STCU_RED_FIELDS } stcu_red_args;
+
+/// C declarations of the argument structs above, for the kernel sources.
+const char *stcu_kernel_args_source(void);
+
+// MARK: device operations (0 = success, else a CUresult)
+
+/// Routes every stcu_dev_* call to the host emulator (1) or the driver (0). Set it before any other call.
+void stcu_dev_use_emulator(int on);
+int stcu_dev_is_emulated(void);
+/// Makes `ctx` current on the calling thread when it is not already (a thread-local check; no-op emulated).
+int stcu_dev_bind(CUcontext ctx);
+int stcu_dev_alloc(CUdeviceptr *p, size_t bytes);
+int stcu_dev_free(CUdeviceptr p);
+int stcu_dev_htod(CUdeviceptr dst, const void *src, size_t bytes, CUstream s);
+int stcu_dev_dtoh(void *dst, CUdeviceptr src, size_t bytes, CUstream s);
+int stcu_dev_dtod(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s);
+int stcu_dev_memset8(CUdeviceptr dst, unsigned char value, size_t bytes, CUstream s);
+/// Loads a module: a CUBIN image for the driver, or the NUL-terminated path of a host shared object
+/// for the emulator.
+int stcu_dev_module_load(CUmodule *m, const void *image);
+int stcu_dev_get_function(CUfunction *f, CUmodule m, const char *name);
+/// Launches `f` with one by-value argument of `arg_size` bytes.
+int stcu_dev_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                    unsigned bz, CUstream s, const void *arg, size_t arg_size);
+int stcu_dev_sync(CUstream s);
+int stcu_dev_mem_info(size_t *free_bytes, size_t *total_bytes);
+
+// MARK: emulation state seen by host-compiled kernels (the prelude's threadIdx etc. read it)
+typedef struct { unsigned x, y, z; } stcu_emu_dim3;
+typedef struct stcu_emu_state {
+    stcu_emu_dim3 thread_idx, block_idx, block_dim, grid_dim;
+    void (*barrier)(struct stcu_emu_state *);
+    unsigned long long *exchange;   // one 8-byte slot per thread of the block, for warp shuffles
+} stcu_emu_state;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,289 @@
+import CCUDAShim
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A failure that comes from outside the program: a missing or unusable CUDA library, a kernel the
+/// compiler rejected, a driver call that failed. Thrown by the APIs that can throw (`torch.cuda.init()`,
+/// `KernelCompiler`); inside tensor ops, which cannot throw, the same text stops the program.
+public enum CUDAError: Error, CustomStringConvertible, Equatable {
+    /// No usable CUDA (the reason says which piece is missing).
+    case unavailable(String)
+    /// NVRTC (or the emulator's host compiler) rejected a kernel source; the log is attached.
+    case compilation(kernel: String, log: String)
+    /// A driver or library call failed: the call, and CUDA's error name and string.
+    case call(String, code: Int32, message: String)
+
+    public var description: String {
+        switch self {
+        case .unavailable(let why): return "CUDA is not available: \(why)"
+        case .compilation(let name, let log): return "CUDA kernel compilation failed for \(name):\n\(log)"
+        case .call(let op, _, let message): return "\(op): CUDA error: \(message)"
+        }
+    }
+}
+
+/// One CUDA device as the backend uses it: its primary context, its one stream, what it is, and the
+/// kernels loaded for it (DESIGN.md §7: one stream per device, asynchronous launches).
+final class CUDADeviceContext {
+    let index: Int
+    let context: CUcontext?
+    let stream: CUstream?
+    let name: String
+    let major: Int
+    let minor: Int
+    let multiprocessorCount: Int
+    let totalMemory: Int
+    /// Loaded kernels by `KernelID.slot` (nil until first use); looked up by index on the hot path.
+    let functions: UnsafeMutablePointer<CUfunction?>
+    /// cuBLAS handle, made at first GEMM.
+    var cublas: cublasHandle_t?
+
+    init(index: Int, context: CUcontext?, stream: CUstream?, name: String, major: Int, minor: Int,
+         multiprocessorCount: Int, totalMemory: Int) {
+        self.index = index
+        self.context = context
+        self.stream = stream
+        self.name = name
+        self.major = major
+        self.minor = minor
+        self.multiprocessorCount = multiprocessorCount
+        self.totalMemory = totalMemory
+        functions = .allocate(capacity: KernelID.slotCount)
+        functions.initialize(repeating: nil, count: KernelID.slotCount)
+    }
+
+    /// `sm_90` for compute capability 9.0.
+    var architecture: String { "sm_\(major)\(minor)" }
+
+    /// Makes this device's context current on the calling thread (a thread-local compare when it already is).
+    @inline(__always) func bind() {
+        let r = stcu_dev_bind(context)
+        if _slowPath(r != 0) { CUDARuntime.fail(r, "cuCtxSetCurrent") }
+    }
+}
+
+/// Loads CUDA once (driver, NVRTC, cuBLAS; or the host emulator), keeps why it is unusable, and owns the
+/// devices. Nothing here runs until a CUDA API is first used, so CPU-only programs never touch CUDA.
+enum CUDARuntime {
+    /// What loading found: the devices, or why there are none, and which libraries were used.
+    struct Status {
+        var devices: [CUDADeviceContext] = []
+        var reason: String? = nil
+        var emulated = false
+        var driverVersion = 0
+        var nvrtcVersion: (Int, Int)? = nil
+        var libraries: [(name: String, path: String?)] = []
+        var cublasReason: String? = nil
+        var cudnnVersion: Int? = nil
+    }
+
+    nonisolated(unsafe) private static var loaded: Status? = nil
+    nonisolated(unsafe) private static var deviceTable: [CUDADeviceContext] = []
+    nonisolated(unsafe) private static var emulatorRequested: Bool = {
+        if let v = getenv("SWIFTTORCH_CUDA_EMULATOR") { return String(cString: v) == "1" }
+        return false
+    }()
+    nonisolated(unsafe) private static let lock: UnsafeMutablePointer<pthread_mutex_t> = {
+        let m = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        pthread_mutex_init(m, nil)
+        return m
+    }()
+
+    /// Uses the host emulator instead of a GPU (tests; `SWIFTTORCH_CUDA_EMULATOR=1`). Ignored when a real GPU
+    /// is already in use; otherwise it replaces the "no CUDA" status of an earlier look-up.
+    static func useEmulator() {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        if let s = loaded, !s.devices.isEmpty { return }
+        emulatorRequested = true
+        loaded = loadEmulator()
+        deviceTable = loaded!.devices
+    }
+
+    /// Loads on first call.
+    static var status: Status {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        if let s = loaded { return s }
+        let s = emulatorRequested ? loadEmulator() : loadDriver()
+        loaded = s
+        deviceTable = s.devices
+        return s
+    }
+
+    static var isAvailable: Bool { !status.devices.isEmpty }
+    static var isEmulated: Bool { status.emulated }
+
+    /// The device `index`, stopping with PyTorch's messages when CUDA is unusable or the index is invalid.
+    @inline(__always) static func device(_ index: Int) -> CUDADeviceContext {
+        let table = deviceTable
+        if _fastPath(index >= 0 && index < table.count) { return table[index] }
+        return deviceSlow(index)
+    }
+
+    @inline(never) private static func deviceSlow(_ index: Int) -> CUDADeviceContext {
+        let s = status
+        if s.devices.isEmpty {
+            preconditionFailure("Torch not compiled with CUDA enabled, or no usable GPU: \(s.reason ?? "no CUDA device") (torch.cuda.isAvailable() is false)")
+        }
+        precondition(index >= 0 && index < s.devices.count,
+                     "CUDA error: invalid device ordinal (cuda:\(index) requested; torch.cuda.deviceCount() is \(s.devices.count))")
+        return s.devices[index]
+    }
+
+    // MARK: loading
+
+    private static func cString(_ body: (UnsafeMutablePointer<CChar>, Int) -> Void) -> String {
+        var buf = [CChar](repeating: 0, count: 512)
+        buf.withUnsafeMutableBufferPointer { body($0.baseAddress!, $0.count) }
+        return String(cString: buf)
+    }
+
+    private static func loadDriver() -> Status {
+        var s = Status()
+        var err = ""
+        let rc = Int32(truncatingIfNeeded: stcu_load_driver_into(&err))
+        s.libraries.append(("libcuda", stcu_library_path(Int32(STCU_LIB_DRIVER)).map { String(cString: $0) }))
+        if rc != 0 { s.reason = err; return s }
+        var r = stcu_cuInit(0)
+        if r != 0 { s.reason = "cuInit failed: \(errorText(r))"; return s }
+        var version: Int32 = 0
+        _ = stcu_cuDriverGetVersion(&version)
+        s.driverVersion = Int(version)
+        var nvrtcErr = ""
+        if Int32(truncatingIfNeeded: stcu_load_nvrtc_into(&nvrtcErr)) != 0 {
+            s.reason = nvrtcErr
+            return s
+        }
+        var major: Int32 = 0, minor: Int32 = 0
+        _ = stcu_nvrtcVersion(&major, &minor)
+        s.nvrtcVersion = (Int(major), Int(minor))
+        s.libraries.append(("libnvrtc", stcu_library_path(Int32(STCU_LIB_NVRTC)).map { String(cString: $0) }))
+        var cublasErr = ""
+        if Int32(truncatingIfNeeded: stcu_load_cublas_into(&cublasErr)) != 0 { s.cublasReason = cublasErr }
+        s.libraries.append(("libcublas", stcu_library_path(Int32(STCU_LIB_CUBLAS)).map { String(cString: $0) }))
+        s.libraries.append(("libcublasLt", stcu_library_path(Int32(STCU_LIB_CUBLASLT)).map { String(cString: $0) }))
+        var cudnnErr = ""
+        if Int32(truncatingIfNeeded: stcu_load_cudnn_into(&cudnnErr)) == 0 { s.cudnnVersion = Int(stcu_cudnnGetVersion()) }
+        s.libraries.append(("libcudnn", stcu_library_path(Int32(STCU_LIB_CUDNN)).map { String(cString: $0) }))
+        var count: Int32 = 0
+        r = stcu_cuDeviceGetCount(&count)
+        if r != 0 || count == 0 { s.reason = r != 0 ? "cuDeviceGetCount failed: \(errorText(r))" : "the driver reports no CUDA device"; return s }
+        for i in 0..<Int(count) {
+            var dev: CUdevice = 0
+            guard stcu_cuDeviceGet(&dev, Int32(i)) == 0 else { continue }
+            let name = cString { p, n in _ = stcu_cuDeviceGetName(p, Int32(n), dev) }
+            func attribute(_ a: Int32) -> Int {
+                var v: Int32 = 0
+                _ = stcu_cuDeviceGetAttribute(&v, a, dev)
+                return Int(v)
+            }
+            var total = 0
+            _ = stcu_cuDeviceTotalMem(&total, dev)
+            var ctx: CUcontext? = nil
+            r = stcu_cuDevicePrimaryCtxRetain(&ctx, dev)
+            if r != 0 { s.reason = "cuDevicePrimaryCtxRetain(cuda:\(i)) failed: \(errorText(r))"; return Status(reason: s.reason) }
+            _ = stcu_dev_bind(ctx)
+            var stream: CUstream? = nil
+            r = stcu_cuStreamCreate(&stream, 0)
+            if r != 0 { s.reason = "cuStreamCreate(cuda:\(i)) failed: \(errorText(r))"; return Status(reason: s.reason) }
+            s.devices.append(CUDADeviceContext(
+                index: i, context: ctx, stream: stream, name: name,
+                major: attribute(Int32(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)),
+                minor: attribute(Int32(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)),
+                multiprocessorCount: attribute(Int32(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)), totalMemory: total))
+        }
+        if s.devices.isEmpty { s.reason = "no CUDA device could be opened" }
+        return s
+    }
+
+    private static func loadEmulator() -> Status {
+        stcu_dev_use_emulator(1)
+        var s = Status()
+        s.emulated = true
+        s.libraries = [("emulator", "host C++ compiler: \(KernelCompiler.hostCompiler)")]
+        s.devices = [CUDADeviceContext(index: 0, context: nil, stream: nil, name: "SwiftTorch CUDA emulator (host CPU)",
+                                       major: 9, minor: 0, multiprocessorCount: 4, totalMemory: 16 << 30)]
+        return s
+    }
+
+    // MARK: errors
+
+    /// CUDA's name and string for `code`, as PyTorch prints them.
+    static func errorText(_ code: Int32) -> String {
+        if isEmulatedWithoutLoading { return "emulator error \(code)" }
+        var name: UnsafePointer<CChar>? = nil, text: UnsafePointer<CChar>? = nil
+        _ = stcu_cuGetErrorName(code, &name)
+        _ = stcu_cuGetErrorString(code, &text)
+        let n = name.map { String(cString: $0) } ?? "CUDA error \(code)"
+        return text.map { "\(String(cString: $0)) (\(n))" } ?? n
+    }
+
+    private static var isEmulatedWithoutLoading: Bool { stcu_dev_is_emulated() != 0 }
+
+    /// Stops with the op and CUDA's error string (PyTorch's `RuntimeError: CUDA error: ...`).
+    @inline(never) static func fail(_ code: Int32, _ op: String) -> Never {
+        preconditionFailure("\(op): CUDA error: \(errorText(code))")
+    }
+
+    /// Checks a driver call's result.
+    @inline(__always) static func check(_ code: Int32, _ op: @autoclosure () -> String) {
+        if _slowPath(code != 0) { fail(code, op()) }
+    }
+
+    // MARK: synchronisation and pinned host memory
+
+    /// Waits for everything queued on `index`'s stream.
+    static func synchronize(_ index: Int) {
+        let d = device(index)
+        d.bind()
+        check(stcu_dev_sync(d.stream), "torch.cuda.synchronize")
+        releaseHostBuffers()
+    }
+
+    /// Host storages an asynchronous copy still reads (pinned sources): kept alive until the next wait.
+    nonisolated(unsafe) private static var hostBuffersInFlight: [Storage] = []
+
+    static func keepAliveUntilSync(_ s: Storage) {
+        pthread_mutex_lock(lock)
+        hostBuffersInFlight.append(s)
+        let many = hostBuffersInFlight.count > 256
+        pthread_mutex_unlock(lock)
+        if many { for d in deviceTable { d.bind(); check(stcu_dev_sync(d.stream), "cuStreamSynchronize") }; releaseHostBuffers() }
+    }
+
+    private static func releaseHostBuffers() {
+        pthread_mutex_lock(lock)
+        let held = hostBuffersInFlight
+        hostBuffersInFlight = []
+        pthread_mutex_unlock(lock)
+        _ = held
+    }
+
+    /// Page-locked host memory, or nil when no real CUDA driver is loaded.
+    static func allocatePinned(_ bytes: Int) -> UnsafeMutableRawPointer? {
+        let s = status
+        guard !s.devices.isEmpty, !s.emulated else { return nil }
+        s.devices[0].bind()
+        var p: UnsafeMutableRawPointer? = nil
+        let r = stcu_cuMemHostAlloc(&p, Swift.max(bytes, 1), UInt32(CU_MEMHOSTALLOC_PORTABLE))
+        return r == 0 ? p : nil
+    }
+
+    static func freePinned(_ p: UnsafeMutableRawPointer) {
+        _ = stcu_cuMemFreeHost(p)
+    }
+}
+
+// The loaders' error buffers, as Swift strings.
+private func loadInto(_ body: (UnsafeMutablePointer<CChar>, Int) -> Int32, _ message: inout String) -> Int32 {
+    var buf = [CChar](repeating: 0, count: 1024)
+    let r = buf.withUnsafeMutableBufferPointer { body($0.baseAddress!, $0.count) }
+    message = String(cString: buf)
+    return r
+}
+private func stcu_load_driver_into(_ m: inout String) -> Int32 { loadInto({ stcu_load_driver($0, $1) }, &m) }
+private func stcu_load_nvrtc_into(_ m: inout String) -> Int32 { loadInto({ stcu_load_nvrtc($0, $1) }, &m) }
+private func stcu_load_cublas_into(_ m: inout String) -> Int32 { loadInto({ stcu_load_cublas($0, $1) }, &m) }
+private func stcu_load_cudnn_into(_ m: inout String) -> Int32 { loadInto({ stcu_load_cudnn($0, $1) }, &m) }

@@ -1,0 +1,144 @@
+/// Every kernel the CUDA backend can launch, by family and dtype, and the source of each module.
+///
+/// A module holds one family's kernels for one dtype (DESIGN.md §7: "compiled per family and dtype at first
+/// use"); a kernel is found on the hot path by `KernelID.slot`, an index into the device's function table, so
+/// a launch does no dictionary look-up or string work once its module is loaded.
+enum KernelFamily: Int, CaseIterable {
+    /// `UnaryOp` kernels, input and output of the module's dtype.
+    case unary
+    /// `BinaryOp` kernels.
+    case binary
+    /// `CompareOp` kernels: inputs of the module's dtype, a bool output.
+    case compare
+    /// Conversions from the module's dtype to each dtype (function = target dtype); also copies and fills.
+    case cast
+    /// `TernaryOp` kernels.
+    case ternary
+    /// `CUDAReduceOp` kernels.
+    case reduce
+
+    var name: String {
+        switch self {
+        case .unary: return "unary"
+        case .binary: return "binary"
+        case .compare: return "compare"
+        case .cast: return "cast"
+        case .ternary: return "ternary"
+        case .reduce: return "reduce"
+        }
+    }
+
+    /// Whether kernels of this family call `__syncthreads` (the emulator then runs threads as fibers).
+    var usesBarrier: Bool { self == .reduce }
+}
+
+/// One kernel: family, dtype of its module, and its index within the module.
+struct KernelID: Equatable {
+    let family: KernelFamily
+    let dtype: DType
+    let function: Int
+
+    static let functionsPerModule = 64
+    static let slotCount = KernelFamily.allCases.count * DType.allCases.count * functionsPerModule
+
+    @inline(__always) var slot: Int {
+        (family.rawValue &* DType.allCases.count &+ dtype.rawValue) &* KernelID.functionsPerModule &+ function
+    }
+
+    static func unary(_ op: UnaryOp, _ d: DType) -> KernelID { KernelID(family: .unary, dtype: d, function: op.rawValue) }
+    static func binary(_ op: BinaryOp, _ d: DType) -> KernelID { KernelID(family: .binary, dtype: d, function: op.rawValue) }
+    static func compare(_ op: CompareOp, _ d: DType) -> KernelID { KernelID(family: .compare, dtype: d, function: op.rawValue) }
+    static func cast(_ from: DType, _ to: DType) -> KernelID { KernelID(family: .cast, dtype: from, function: to.rawValue) }
+    static func ternary(_ op: TernaryOp, _ d: DType) -> KernelID { KernelID(family: .ternary, dtype: d, function: op.rawValue) }
+    static func reduce(_ op: CUDAReduceOp, _ d: DType) -> KernelID { KernelID(family: .reduce, dtype: d, function: op.rawValue) }
+}
+
+/// A module's source and the names of its kernels by function index.
+struct KernelModuleSource {
+    var name: String
+    var body = ""
+    var functions: [Int: String] = [:]
+}
+
+enum KernelCatalog {
+    /// The module of `family` for `dtype`: the kernels whose op has an expression for that dtype.
+    static func module(_ family: KernelFamily, _ d: DType) -> KernelModuleSource {
+        let tag = KernelPrelude.tag(d)
+        var m = KernelModuleSource(name: "\(family.name)_\(tag)")
+        let math = d == .bool ? "bool" : KernelPrelude.mathType(d)
+        func add(_ index: Int, _ name: String, _ text: String) {
+            m.functions[index] = name
+            m.body += text
+        }
+        switch family {
+        case .unary:
+            for op in UnaryOp.allCases {
+                let e: String? = d.isFloatingPoint ? op.floatingExpression : (d == .bool ? nil : op.integerExpression)
+                guard let e else { continue }
+                let name = "unary_\(op)_\(tag)"
+                add(op.rawValue, name, ElementwiseKernelSource.kernel(name: name, output: d, inputs: [d], mathType: math, expression: e))
+            }
+        case .binary:
+            for op in BinaryOp.allCases {
+                let e = d.isFloatingPoint ? op.floatingExpression : (d == .bool ? op.boolExpression : op.integerExpression)
+                guard let e else { continue }
+                let name = "binary_\(op.name)_\(tag)"
+                add(op.rawValue, name, ElementwiseKernelSource.kernel(name: name, output: d, inputs: [d, d], mathType: math, expression: e))
+            }
+        case .compare:
+            for op in CompareOp.allCases {
+                let name = "compare_\(op.name)_\(tag)"
+                add(op.rawValue, name, ElementwiseKernelSource.kernel(name: name, output: .bool, inputs: [d, d], mathType: math, expression: op.expression))
+            }
+        case .cast:
+            for target in DType.allCases {
+                let name = "cast_\(tag)_\(KernelPrelude.tag(target))"
+                // Through the wider of the two math types, so int64 → float64 and float64 → int64 stay exact.
+                let via: String
+                if d == .float64 || target == .float64 { via = "double" }
+                else if d.isFloatingPoint || target.isFloatingPoint { via = "float" }
+                else { via = "long long" }
+                add(target.rawValue, name, ElementwiseKernelSource.kernel(name: name, output: target, inputs: [d], mathType: via, expression: "x"))
+            }
+        case .ternary:
+            for op in TernaryOp.allCases {
+                let name = "ternary_\(op.name)_\(tag)"
+                let text: String
+                switch op {
+                case .where:
+                    text = ElementwiseKernelSource.kernel(name: name, output: d, inputs: [.bool, d, d], mathType: math,
+                                                         expression: op.expression, condition: true)
+                case .logicalAnd, .logicalOr, .logicalXor:
+                    text = ElementwiseKernelSource.kernel(name: name, output: .bool, inputs: [d, d], mathType: math, expression: op.expression)
+                case .clamp:
+                    guard d != .bool else { continue }
+                    text = ElementwiseKernelSource.kernel(name: name, output: d, inputs: [d, d, d], mathType: math, expression: op.expression)
+                case .addcmul, .addcdiv, .lerp:
+                    guard d.isFloatingPoint else { continue }
+                    text = ElementwiseKernelSource.kernel(name: name, output: d, inputs: [d, d, d], mathType: math, expression: op.expression)
+                }
+                add(op.rawValue, name, text)
+            }
+        case .reduce:
+            for op in CUDAReduceOp.allCases {
+                if d == .bool && (op == .sum || op == .prod) { continue }
+                let name = "reduce_\(op.name)_\(tag)"
+                add(op.rawValue, name, ReductionKernelSource.kernel(name: name, op: op, input: d, output: d))
+            }
+        }
+        return m
+    }
+
+    /// The complete text to compile: prelude, kernels, and for the emulator each kernel's entry point.
+    static func source(_ m: KernelModuleSource, family: KernelFamily, host: Bool) -> String {
+        var s = "// SwiftTorch kernel module \(m.name) (generated)\n" + KernelPrelude.text(host: host) + m.body
+        if host {
+            let args = family == .reduce ? "stcu_red_args" : "stcu_ew_args"
+            for name in m.functions.values.sorted() {
+                s += KernelPrelude.emulatorEntry(name, argsType: args)
+                if family.usesBarrier { s += "ST_BARRIER_KERNEL(\(name))\n" }
+            }
+        }
+        return s
+    }
+}
