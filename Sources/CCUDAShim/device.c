@@ -83,6 +83,22 @@ int stcu_dev_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigne
 
 int stcu_dev_sync(CUstream s) { return emulated ? 0 : stcu_cuStreamSynchronize(s); }
 
+int stcu_emu_gemm(int transa, int transb, int m, int n, int k, double alpha, const void *A, int lda, const void *B,
+                  int ldb, double beta, void *C, int ldc, int is_double);
+
+int stcu_dev_gemm(cublasHandle_t h, int transa, int transb, int m, int n, int k, double alpha, unsigned long long A,
+                  int lda, unsigned long long B, int ldb, double beta, unsigned long long C, int ldc, int is_double) {
+    if (emulated)
+        return stcu_emu_gemm(transa, transb, m, n, k, alpha, (const void *)(uintptr_t)A, lda, (const void *)(uintptr_t)B,
+                             ldb, beta, (void *)(uintptr_t)C, ldc, is_double);
+    if (is_double)
+        return stcu_cublasDgemm(h, transa, transb, m, n, k, &alpha, (const double *)(uintptr_t)A, lda,
+                                (const double *)(uintptr_t)B, ldb, &beta, (double *)(uintptr_t)C, ldc);
+    float a = (float)alpha, b = (float)beta;
+    return stcu_cublasSgemm(h, transa, transb, m, n, k, &a, (const float *)(uintptr_t)A, lda, (const float *)(uintptr_t)B,
+                            ldb, &b, (float *)(uintptr_t)C, ldc);
+}
+
 int stcu_dev_mem_info(size_t *free_bytes, size_t *total_bytes) {
     return emulated ? stcu_emu_mem_info(free_bytes, total_bytes) : stcu_cuMemGetInfo(free_bytes, total_bytes);
 }

@@ -167,3 +167,29 @@ int stcu_emu_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigne
     free(exchange);
     return 0;
 }
+
+// MARK: GEMM with cuBLAS's column-major argument convention
+
+int stcu_emu_gemm(int transa, int transb, int m, int n, int k, double alpha, const void *A, int lda, const void *B,
+                  int ldb, double beta, void *C, int ldc, int is_double) {
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < m; i++) {
+            double acc = 0;
+            for (int p = 0; p < k; p++) {
+                long long ia = transa ? (long long)i * lda + p : (long long)p * lda + i;   // op(A)[i, p]
+                long long ib = transb ? (long long)p * ldb + j : (long long)j * ldb + p;   // op(B)[p, j]
+                double a = is_double ? ((const double *)A)[ia] : ((const float *)A)[ia];
+                double b = is_double ? ((const double *)B)[ib] : ((const float *)B)[ib];
+                acc += a * b;
+            }
+            long long ic = (long long)j * ldc + i;
+            if (is_double) {
+                double *c = (double *)C;
+                c[ic] = alpha * acc + (beta == 0 ? 0 : beta * c[ic]);
+            } else {
+                float *c = (float *)C;
+                c[ic] = (float)(alpha * acc + (beta == 0 ? 0 : beta * c[ic]));
+            }
+        }
+    return 0;
+}

@@ -79,4 +79,39 @@ final class CUDAEmulatorTests: XCTestCase {
         XCTAssertEqual(torch.arange(0, 5, device: cuda).cpu().toArray(as: Int.self), [0, 1, 2, 3, 4])
         XCTAssertEqual(torch.tensor([3.5], device: cuda).item(), 3.5)
     }
+
+    func testReductionsMatchTheCPU() {
+        torch.manualSeed(2)
+        let x = torch.randn(3, 5, 40000)
+        let d = x.to(cuda)
+        assertClose(d.sum().cpu(), x.sum(), tol: 1e-4)
+        assertClose(d.sum(dim: 1).cpu(), x.sum(dim: 1), tol: 1e-5)
+        assertClose(d.sum(dim: [0, 2], keepdim: true).cpu(), x.sum(dim: [0, 2], keepdim: true), tol: 1e-4)
+        assertClose(d.mean(dim: -1).cpu(), x.mean(dim: -1), tol: 1e-5)
+        let small = torch.randn(4, 6, 3), ds = small.to(cuda)
+        let (v, i) = ds.max(dim: 1), (cv, ci) = small.max(dim: 1)
+        assertClose(v.cpu(), cv)
+        assertClose(i.cpu(), ci)
+        assertClose(ds.argmin(dim: 2).cpu(), small.argmin(dim: 2))
+        assertClose(ds.max().cpu(), small.max())
+        assertClose((ds .> 0).any(dim: 0).cpu(), (small .> 0).any(dim: 0))
+        assertClose((ds .> -5).all().cpu(), (small .> -5).all())
+        let ints = torch.randint(1, 4, [3, 4])
+        assertClose(ints.to(cuda).prod(dim: 1).cpu(), ints.prod(dim: 1))
+        assertClose(ints.to(cuda).sum().cpu(), ints.sum())
+    }
+
+    func testMatrixProductsMatchTheCPU() {
+        torch.manualSeed(3)
+        let a = torch.randn(7, 5), b = torch.randn(5, 9), bias = torch.randn(9)
+        let da = a.to(cuda), db = b.to(cuda)
+        assertClose(da.mm(db).cpu(), a.mm(b), tol: 1e-5)
+        assertClose(da.t().contiguous().t().mm(db).cpu(), a.mm(b), tol: 1e-5)
+        assertClose(da.mm(db.t().contiguous().t()).cpu(), a.mm(b), tol: 1e-5)
+        assertClose(torch.addmm(bias.to(cuda), da, db, beta: 0.5, alpha: 2).cpu(), torch.addmm(bias, a, b, beta: 0.5, alpha: 2), tol: 1e-5)
+        let x = torch.randn(2, 3, 7, 5).double(), y = torch.randn(5, 4).double()
+        assertClose(x.to(cuda).matmul(y.to(cuda)).cpu(), x.matmul(y), tol: 1e-12)
+        let p = torch.randn(3, 4, 6), q = torch.randn(3, 6, 2)
+        assertClose(p.to(cuda).bmm(q.to(cuda)).cpu(), p.bmm(q), tol: 1e-5)
+    }
 }

@@ -71,6 +71,11 @@ int stcu_dev_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigne
                     unsigned bz, CUstream s, const void *arg, size_t arg_size);
 int stcu_dev_sync(CUstream s);
 int stcu_dev_mem_info(size_t *free_bytes, size_t *total_bytes);
+/// Column-major GEMM with cuBLAS's arguments (C = alpha op(A) op(B) + beta C; `is_double` picks
+/// cublasDgemm over cublasSgemm). The emulator runs a plain loop with the same argument meaning, so the
+/// host's row-major-to-cuBLAS mapping is checked without a GPU. Returns a cublasStatus_t.
+int stcu_dev_gemm(cublasHandle_t h, int transa, int transb, int m, int n, int k, double alpha, unsigned long long A,
+                  int lda, unsigned long long B, int ldb, double beta, unsigned long long C, int ldc, int is_double);
 
 // MARK: emulation state seen by host-compiled kernels (the prelude's threadIdx etc. read it)
 typedef struct { unsigned x, y, z; } stcu_emu_dim3;

@@ -8,6 +8,7 @@ import CTorchKernels
 func gemm(_ a: Tensor, _ b: Tensor, into out: Tensor, alpha: Double = 1, beta: Double = 0) {
     let m = a.shape[0], k = a.shape[1], n = b.shape[1]
     precondition(out.strides.count == 2 && (out.strides[1] == 1 || n <= 1), "gemm: output rows must be contiguous")
+    if _slowPath(out.isCuda) { CUDABlas.gemm(a, b, into: out, alpha: alpha, beta: beta); return }
     let rsc = out.strides[0]
     switch out.dtype {
     case .float32:
@@ -87,7 +88,7 @@ extension Tensor {
         precondition(shape[1] == other.shape[0], "mm: mat1 and mat2 shapes cannot be multiplied (\(shape[0])x\(shape[1]) and \(other.shape[0])x\(other.shape[1]))")
         let dt = resultType(self, other)
         let compute = dt.computeType
-        let out = Tensor(uninitializedShape: [shape[0], other.shape[1]], dtype: compute)
+        let out = Tensor(uninitializedShape: [shape[0], other.shape[1]], dtype: compute, device: commonDevice(self, other))
         gemm(gemmOperand(self, compute), gemmOperand(other, compute), into: out)
         let result = compute == dt ? out : out.to(dt)
         if anyNeedsGrad(self, other) {
@@ -111,7 +112,7 @@ extension Tensor {
         let dt = resultType(self, other)
         let compute = dt.computeType
         let bsz = shape[0]
-        let out = Tensor(uninitializedShape: [bsz, shape[1], other.shape[2]], dtype: compute)
+        let out = Tensor(uninitializedShape: [bsz, shape[1], other.shape[2]], dtype: compute, device: commonDevice(self, other))
         let a = self.to(compute), b = other.to(compute)
         for i in 0..<bsz {
             gemm(gemmOperand(a.select(0, i), compute), gemmOperand(b.select(0, i), compute), into: out.select(0, i))
@@ -216,7 +217,7 @@ extension torch {
         let compute = dt.computeType
         let outShape = [mat1.shape[0], mat2.shape[1]]
         _ = broadcastShapes(outShape, input.shape, op: "addmm")
-        let out = Tensor(uninitializedShape: outShape, dtype: compute)
+        let out = Tensor(uninitializedShape: outShape, dtype: compute, device: commonDevice(mat1, mat2))
         if beta != 0 {
             copyKernel(from: input, into: out)
         }

@@ -55,6 +55,7 @@ func sumForward(_ x: Tensor, _ plan: ReductionPlan, dtype: DType?) -> Tensor {
     let outType = dtype ?? (x.dtype.isFloatingPoint ? x.dtype : .int64)
     let compute = outType.computeType
     let src = x.to(compute)
+    if _slowPath(src.isCuda) { return CUDAReduction.values(.sum, src, plan).to(outType) }
     // Leading dims of a contiguous tensor: accumulate whole rows (bias gradients, batch sums).
     if src.isContiguous && !plan.reduced.isEmpty && plan.reduced == Array(0..<plan.reduced.count) && !plan.kept.isEmpty {
         let out = Tensor(uninitializedShape: plan.outShape, dtype: compute)
@@ -141,6 +142,10 @@ private func extremumAlongDim(_ x: Tensor, _ dim: Int, keepdim: Bool, _ which: E
     precondition(x.numel > 0 || plan.count > 0, "\(which == .max ? "max" : "min")(): Expected reduction dim \(dim) to have non-zero size.")
     let compute = x.dtype.computeType == .bool ? DType.uint8 : x.dtype.computeType
     let src = x.to(compute)
+    if _slowPath(src.isCuda) {
+        let (v, i) = CUDAReduction.withIndices(which == .max ? .argmax : .argmin, src, plan)
+        return (v.dtype == x.dtype ? v : v.to(x.dtype), i)
+    }
     func run<T: NumericElement>(_: T.Type) -> (Tensor, Tensor) {
         let idx = reduceRows(src, plan, .int64, T.self, Int64.self) { p, n in
             var best = 0
@@ -249,7 +254,8 @@ extension Tensor {
             reduceRows(src, plan, outType.computeType, T.self, T.self) { p, n in (0..<n).reduce(T.oneValue) { $0 * p[$1] } }
         }
         var out: Tensor
-        switch outType.computeType {
+        switch src.isCuda ? .bool : outType.computeType {
+        case .bool: out = CUDAReduction.values(.prod, src, plan)
         case .float32: out = run(Float.self)
         case .float64: out = run(Double.self)
         case .int32: out = run(Int32.self)
@@ -296,14 +302,14 @@ extension Tensor {
     public func min(dim: Int, keepdim: Bool = false) -> (values: Tensor, indices: Tensor) { extremum(.min, dim, keepdim) }
 
     private func extremum(_ which: Extremum, _ dim: Int, _ keepdim: Bool) -> (values: Tensor, indices: Tensor) {
-        if self.dim == 0 { return (self.clone(), torch.zeros([], dtype: .int64)) }
+        if self.dim == 0 { return (self.clone(), torch.zeros([], dtype: .int64, device: device)) }
         let (v, i) = extremumAlongDim(self, dim, keepdim: keepdim, which)
         if needsGrad {
             let inShape = shape, d = normalizeDim(dim, self.dim, op: "max")
             record(which == .max ? "MaxBackward0" : "MinBackward0", v, inputs: [self]) { _, g in
                 let gi = keepdim ? g : g.unsqueeze(d)
                 let ii = keepdim ? i : i.unsqueeze(d)
-                return [torch.zeros(inShape, dtype: g.dtype).scatter(d, ii, gi)]
+                return [torch.zeros(inShape, dtype: g.dtype, device: g.device).scatter(d, ii, gi)]
             }
         }
         return (v, i)
@@ -350,6 +356,7 @@ extension Tensor {
 
     private func boolReduce(_ dims: [Int]?, _ keepdim: Bool, all: Bool) -> Tensor {
         let plan = ReductionPlan(shape, dims: dims, keepdim: keepdim, op: all ? "all" : "any")
+        if _slowPath(isCuda) { return CUDAReduction.values(all ? .min : .max, to(.bool), plan) }
         return reduceRows(to(.bool), plan, .bool, Bool.self, Bool.self) { p, n in
             if all { for i in 0..<n where !p[i] { return false }; return true }
             for i in 0..<n where p[i] { return true }

@@ -36,8 +36,9 @@ final class CUDADeviceContext {
     let totalMemory: Int
     /// Loaded kernels by `KernelID.slot` (nil until first use); looked up by index on the hot path.
     let functions: UnsafeMutablePointer<CUfunction?>
-    /// cuBLAS handle, made at first GEMM.
+    /// cuBLAS handle, made at first GEMM, and the TF32 setting it was last given.
     var cublas: cublasHandle_t?
+    var tf32: Bool?
 
     init(index: Int, context: CUcontext?, stream: CUstream?, name: String, major: Int, minor: Int,
          multiprocessorCount: Int, totalMemory: Int) {

@@ -1,0 +1,68 @@
+import CCUDAShim
+
+/// Matrix products on CUDA through cuBLAS (column-major), for SwiftTorch's row-major tensors.
+///
+/// A row-major M×N product C = A·B is, read column-major, Cᵀ = Bᵀ·Aᵀ: cuBLAS gets the operands swapped, and
+/// each operand's layout (row- or column-major 2-D view) becomes its `op` flag and leading dimension, so
+/// transposed views such as a Linear layer's `weight.t()` need no copy.
+enum CUDABlas {
+    /// `out = alpha * a @ b + beta * out` for 2-D `a` (M×K) and `b` (K×N) of `out`'s floating dtype; `out`
+    /// has contiguous rows, and each operand one unit stride (what `gemmOperand` prepares).
+    static func gemm(_ a: Tensor, _ b: Tensor, into out: Tensor, alpha: Double, beta: Double) {
+        guard case .cuda(let index) = out.device else { preconditionFailure("CUDABlas.gemm: output on \(out.device)") }
+        precondition(a.device == out.device && b.device == out.device, sameDeviceMessage(a.isCuda ? b.device : a.device, out.device))
+        precondition(out.dtype == .float32 || out.dtype == .float64,
+                     "\"addmm_cuda\" not implemented for '\(out.dtype.name.capitalized)' (SwiftTorch's CUDA GEMMs take float32 and float64)")
+        let m = a.shape[0], k = a.shape[1], n = b.shape[1]
+        if m == 0 || n == 0 { return }
+        if k == 0 {
+            if beta == 0 { CUDAElementwise.fill(out, 0) } else if beta != 1 { binaryKernel(.mul, out, Tensor.wrappedNumber(beta, isFloating: true), into: out) }
+            return
+        }
+        let ctx = CUDARuntime.device(index)
+        let handle = ctx.blasHandle()
+        let (opA, lda) = operand(a), (opB, ldb) = operand(b)
+        let ldc = m == 1 ? Swift.max(n, 1) : out.strides[0]
+        ctx.bind()
+        let r = stcu_dev_gemm(handle, opB, opA, Int32(n), Int32(m), Int32(k), alpha, b.deviceAddress, Int32(ldb),
+                              a.deviceAddress, Int32(lda), beta, out.deviceAddress, Int32(ldc), out.dtype == .float64 ? 1 : 0)
+        if r != 0 {
+            preconditionFailure("mm: CUDA error: cuBLAS \(String(cString: stcu_cublas_status_name(r))) when calling cublas\(out.dtype == .float64 ? "D" : "S")gemm")
+        }
+    }
+
+    /// cuBLAS's view of a row-major 2-D operand: `N` with the row stride as leading dimension when its rows
+    /// are contiguous (cuBLAS reads it as the transpose it needs), `T` with the column stride when its
+    /// columns are.
+    private static func operand(_ t: Tensor) -> (Int32, Int) {
+        let rows = t.shape[0], cols = t.shape[1]
+        if t.strides[1] == 1 || cols == 1 {
+            return (Int32(CUBLAS_OP_N), rows <= 1 ? Swift.max(cols, 1) : Swift.max(t.strides[0], cols))
+        }
+        precondition(t.strides[0] == 1 || rows == 1, "CUDABlas: operand needs a unit stride (got strides \(t.strides))")
+        return (Int32(CUBLAS_OP_T), cols <= 1 ? Swift.max(rows, 1) : Swift.max(t.strides[1], rows))
+    }
+}
+
+extension CUDADeviceContext {
+    /// The device's cuBLAS handle on its stream, with TF32 as `torch.backends.cuda.matmul.allowTF32` says.
+    func blasHandle() -> cublasHandle_t? {
+        if CUDARuntime.isEmulated { return nil }
+        bind()
+        if cublas == nil {
+            if let why = CUDARuntime.status.cublasReason { preconditionFailure("mm: cuBLAS is not available: \(why)") }
+            var h: cublasHandle_t? = nil
+            let r = stcu_cublasCreate(&h)
+            precondition(r == 0, "mm: cublasCreate failed: \(String(cString: stcu_cublas_status_name(r)))")
+            _ = stcu_cublasSetStream(h, stream)
+            cublas = h
+            tf32 = nil
+        }
+        let allow = torch.backends.cuda.matmul.allowTF32
+        if tf32 != allow {
+            _ = stcu_cublasSetMathMode(cublas, allow ? Int32(CUBLAS_TF32_TENSOR_OP_MATH) : Int32(CUBLAS_DEFAULT_MATH))
+            tf32 = allow
+        }
+        return cublas
+    }
+}
