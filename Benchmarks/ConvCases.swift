@@ -1,6 +1,6 @@
 // Convolution cases (issue 9, "Speed"): a 64→64 3×3 convolution forward and forward+backward, 2×2 max pooling
 // forward+backward, tutorial 001's LeNet-5 train step, one Fashion-MNIST epoch of the issue's CNN, and ResNet-18
-// inference and training steps.
+// inference and training steps (batch 32, and batch 256 for issue 27's many-core table).
 // Twins in scripts/bench_pytorch.py.
 import Torch
 import TorchVision
@@ -100,7 +100,9 @@ func registerConvCases() {
              depthwiseConvCase)
     register("mobilenet_v2_fwd", "torchvision mobilenet_v2 eval forward, batch 1 of 3x224x224, no grad (ms)", mobileNetV2ForwardCase)
     register("resnet18_step", threads: [1, 2], "resnet18 (fc -> 10 classes) train step, batch 32 of 3x32x32, SGD momentum 0.9 (ms)",
-             resnet18StepCase)
+             resnet18StepCase(batch: 32))
+    register("resnet18_b256_step", "resnet18 (fc -> 10 classes) train step, batch 256 of 3x32x32, SGD momentum 0.9 (ms)",
+             resnet18StepCase(batch: 256))
     register("resnet18_scaling", threads: [2],
              "resnet18_step at n threads against 1 thread in the same process, pairs of steps alternating (x)",
              resnet18ScalingCase)
@@ -134,22 +136,26 @@ func depthwiseConvCase(_ s: BenchSettings) -> BenchResult {
 /// torchvision's MobileNetV2 in eval mode (depthwise convolutions), one 3×224×224 image under noGrad (ms).
 func mobileNetV2ForwardCase(_ s: BenchSettings) -> BenchResult { evalForwardCase(models.mobilenetV2(), s) }
 
-/// Tutorial 001's ResNet-18 (`fc` replaced by Linear(512, 10)) train step on a batch of 32 3×32×32 images:
-/// forward, CrossEntropyLoss, zero_grad, backward, SGD momentum 0.9 step (ms).
-func resnet18StepCase(_ s: BenchSettings) -> BenchResult {
-    let step = resnet18TrainStep()
-    let t = measure(s) { iters in
-        for _ in 0..<iters { step() }
+/// Tutorial 001's ResNet-18 (`fc` replaced by Linear(512, 10)) train step on a batch of `batch` 3×32×32 images:
+/// forward, CrossEntropyLoss, zero_grad, backward, SGD momentum 0.9 step (ms). `resnet18_step` is batch 32,
+/// `resnet18_b256_step` batch 256 (issue 27's many-core table; scripts/scaling runs both).
+func resnet18StepCase(batch: Int) -> (BenchSettings) -> BenchResult {
+    return { s in
+        let step = resnet18TrainStep(batch: batch)
+        let t = measure(s) { iters in
+            for _ in 0..<iters { step() }
+        }
+        return .millis(t)
     }
-    return .millis(t)
 }
 
-/// One train step of tutorial 001's ResNet-18 (the `resnet18_step` workload), with its model, batch and optimizer.
-func resnet18TrainStep() -> () -> Void {
+/// One train step of tutorial 001's ResNet-18 (the `resnet18_step` workload at batch 32), with its model, batch
+/// and optimizer.
+func resnet18TrainStep(batch: Int = 32) -> () -> Void {
     let model = models.resnet18()
     model.fc = nn.Linear(512, 10)
     model.train()
-    let x = torch.randn(32, 3, 32, 32), y = torch.randint(0, 10, [32])
+    let x = torch.randn(batch, 3, 32, 32), y = torch.randint(0, 10, [batch])
     let criterion = nn.CrossEntropyLoss()
     let optimizer = optim.SGD(model.parameters(), lr: 0.001, momentum: 0.9)
     return {

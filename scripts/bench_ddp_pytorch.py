@@ -5,6 +5,11 @@ process without DDP against N processes with DDP, one thread per process.
     /root/torchenv/bin/python scripts/bench_ddp_pytorch.py mlp [steps]       # tutorial 000's MLP, batch 64/rank
     /root/torchenv/bin/python scripts/bench_ddp_pytorch.py resnet18 [steps]  # ResNet-18 on 3x32x32, batch 32/rank
 
+Without a launcher it spawns 1 and then 2 processes itself. Under torchrun (as scripts/scaling runs it) it is one
+rank of the launched world, and rank 0 prints the one RESULT line of that world size (one process: no DDP):
+
+    python -m torch.distributed.run --standalone --nproc_per_node 4 scripts/bench_ddp_pytorch.py resnet18 [steps]
+
 Never needed by the tests.
 """
 import os
@@ -31,7 +36,7 @@ class TutorialMLP(nn.Module):
 
 def worker(rank, world, kind, steps, queue):
     torch.set_num_threads(1)
-    if world > 1:
+    if world > 1:  # under torchrun MASTER_ADDR and MASTER_PORT are set already
         os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
         os.environ.setdefault("MASTER_PORT", "29531")
         dist.init_process_group("gloo", rank=rank, world_size=world)
@@ -70,6 +75,16 @@ def worker(rank, world, kind, steps, queue):
 def main():
     kind = sys.argv[1] if len(sys.argv) > 1 else "mlp"
     steps = int(sys.argv[2]) if len(sys.argv) > 2 else (400 if kind == "mlp" else 20)
+    if "RANK" in os.environ and "WORLD_SIZE" in os.environ:  # launched by torchrun: one rank of its world
+        world = int(os.environ["WORLD_SIZE"])
+        rank = int(os.environ["RANK"])
+
+        class Printer:
+            def put(self, samples_per_sec):
+                print(f"RESULT pytorch-ddp model={kind} world={world} samplesPerSec={samples_per_sec:.1f} "
+                      f"torch={torch.__version__}", flush=True)
+        worker(rank, world, kind, steps, Printer())
+        return
     ctx = mp.get_context("spawn")
     results = {}
     for world in (1, 2):

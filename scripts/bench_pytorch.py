@@ -587,6 +587,8 @@ CASES = [
     ("mobilenet_v2_fwd", [1], "torchvision mobilenet_v2 eval forward, batch 1 of 3x224x224, no grad (ms)", mobilenet_v2_forward_case),
     ("resnet18_step", [1, 2], "resnet18 (fc -> 10 classes) train step, batch 32 of 3x32x32, SGD momentum 0.9 (ms)",
      train_step_case(resnet18_10, (32, 3, 32, 32))),
+    ("resnet18_b256_step", [1], "resnet18 (fc -> 10 classes) train step, batch 256 of 3x32x32, SGD momentum 0.9 (ms)",
+     train_step_case(resnet18_10, (256, 3, 32, 32))),
     ("resnet18_scaling", [2], "resnet18_step at n threads against 1 thread in the same process, pairs of steps alternating (x)",
      resnet18_scaling_case),
     ("vision_pipeline_w0", [1], "Fashion-MNIST epoch through ToTensor+Normalize+RandomCrop(28, padding 2)+RandomHorizontalFlip, "

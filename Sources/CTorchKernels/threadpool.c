@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -161,7 +162,8 @@ static int ct_spawn(int n) {
   return g_spawned;
 }
 
-static int ct_default_threads(void) {
+// The CPUs this process may run on (its affinity mask), else the online CPUs; at least 1.
+static int ct_cpu_count(void) {
   int n = 0;
 #ifdef __linux__
   cpu_set_t set;
@@ -170,6 +172,58 @@ static int ct_default_threads(void) {
 #endif
   if (n <= 0) n = (int)sysconf(_SC_NPROCESSORS_ONLN);
   if (n <= 0) n = 1;
+  return n;
+}
+
+// A thread count as libgomp reads OMP_NUM_THREADS, which is what PyTorch's OpenMP build ends up
+// using (observed with PyTorch 2.15: "3", " 3 ", "+3", "03" and the nested-levels list "3,2" give 3;
+// "0", "-2", "abc", "3abc", "1.5", "" and values past INT_MAX are rejected, with a warning, and the
+// default is used): blanks, an optional '+', digits, blanks, and for a comma-separated list the
+// first entry, every entry checked alike. Returns 0 when the text is not such a number.
+static int ct_parse_thread_count(const char *v) {
+  long long first = 0;
+  const char *p = v;
+  for (int entry = 0;; entry++) {
+    while (*p == ' ' || (*p >= '\t' && *p <= '\r')) p++;
+    if (*p == '+') p++;
+    if (*p < '0' || *p > '9') return 0;
+    long long x = 0;
+    for (; *p >= '0' && *p <= '9'; p++) {
+      x = x * 10 + (*p - '0');
+      if (x > 2147483647LL) return 0;
+    }
+    if (x == 0) return 0;
+    if (entry == 0) first = x;
+    while (*p == ' ' || (*p >= '\t' && *p <= '\r')) p++;
+    if (*p == '\0') return (int)first;
+    if (*p++ != ',') return 0;
+  }
+}
+
+// PyTorch's get_env_num_threads (aten/src/ATen/ParallelCommon.cpp): the variable's count when it is
+// a valid one, `fallback` when it is unset, and `fallback` with a warning on stderr when it is not a
+// positive integer (PyTorch warns "Invalid OMP_NUM_THREADS variable value", libgomp "Invalid value
+// for environment variable OMP_NUM_THREADS").
+static int ct_env_num_threads(const char *name, int fallback) {
+  const char *v = getenv(name);
+  if (v == NULL) return fallback;
+  int n = ct_parse_thread_count(v);
+  if (n > 0) return n;
+  fprintf(stderr, "SwiftTorch warning: Invalid %s variable value \"%s\": expected a positive integer; ignored\n",
+          name, v);
+  return fallback;
+}
+
+// The intra-op default, in PyTorch's order (intraop_default_num_threads): OMP_NUM_THREADS, then
+// MKL_NUM_THREADS over it, then our own SWIFTTORCH_NUM_THREADS over both; without a valid one, the
+// CPUs of the affinity mask (as PyTorch 2.15 reports under taskset). Capped at CT_MAX_THREADS; a
+// count above the CPU count is kept (PyTorch's pip build lowers it to the core count inside MKL, a
+// behaviour its issue 60000 files as a dependency bug, not a design).
+static int ct_default_threads(void) {
+  int n = ct_env_num_threads("OMP_NUM_THREADS", 0);
+  n = ct_env_num_threads("MKL_NUM_THREADS", n);
+  n = ct_env_num_threads("SWIFTTORCH_NUM_THREADS", n);
+  if (n <= 0) n = ct_cpu_count();
   return n > CT_MAX_THREADS ? CT_MAX_THREADS : n;
 }
 
@@ -239,4 +293,45 @@ void ct_parallel_for(int64_t n, int64_t grain, ct_range_fn fn, void *ctx) {
     }
   }
   pthread_mutex_unlock(&g_region);
+}
+
+// MARK: - inter-op threads
+//
+// PyTorch's at::set_num_interop_threads / get_num_interop_threads (ParallelThreadPoolNative.cpp):
+// the count is set at most once, and only before inter-op work starts. States: CT_INTEROP_NOT_SET ->
+// a positive count (set) -> CT_INTEROP_STARTED, or CT_INTEROP_NOT_SET -> CT_INTEROP_STARTED; the
+// count in force when work starts is kept in g_interop_size.
+
+#define CT_INTEROP_NOT_SET (-1)
+#define CT_INTEROP_STARTED (-2)
+static atomic_int g_interop = CT_INTEROP_NOT_SET;
+static atomic_int g_interop_size;  // > 0 once started
+
+int ct_set_num_interop_threads(int n) {
+  if (n < 1) return -1;
+  int expected = CT_INTEROP_NOT_SET;
+  return atomic_compare_exchange_strong(&g_interop, &expected, n) ? 0 : -1;
+}
+
+// PyTorch's default inter-op count, TaskThreadPoolBase::defaultNumThreads(), reads no variable.
+static int ct_default_interop_threads(void) {
+  int n = ct_cpu_count();
+  return n > CT_MAX_THREADS ? CT_MAX_THREADS : n;
+}
+
+int ct_get_num_interop_threads(void) {
+  int v = atomic_load(&g_interop);
+  if (v > 0) return v;
+  if (v == CT_INTEROP_NOT_SET) return ct_default_interop_threads();
+  int size;
+  while ((size = atomic_load(&g_interop_size)) == 0) ct_pause();  // the starter is storing it
+  return size;
+}
+
+int ct_start_interop(void) {
+  int v = atomic_exchange(&g_interop, CT_INTEROP_STARTED);
+  if (v == CT_INTEROP_STARTED) return ct_get_num_interop_threads();
+  int size = v > 0 ? v : ct_default_interop_threads();
+  atomic_store(&g_interop_size, size);
+  return size;
 }

@@ -30,8 +30,21 @@ uint32_t ct_crc32_clmul(uint32_t crc, const void *data, size_t len);
 
 /// A persistent pool of worker threads that spin briefly before sleeping.
 /// `n` counts the calling thread; n <= 1 runs everything on the caller.
+/// The first ct_get_num_threads() before any ct_set_num_threads() picks the default: the first valid
+/// (a positive integer) of SWIFTTORCH_NUM_THREADS, MKL_NUM_THREADS, OMP_NUM_THREADS, else the CPUs
+/// of the process's affinity mask; an invalid value is ignored with a warning on stderr, as PyTorch does.
 void ct_set_num_threads(int n);
 int ct_get_num_threads(void);
+
+/// Inter-op threads (PyTorch's set_num_interop_threads semantics): ct_set_num_interop_threads
+/// stores a positive `n` and returns 0 the first time, before ct_start_interop(); it returns -1 and
+/// changes nothing when `n` < 1, when a count was already set, or once inter-op work started.
+int ct_set_num_interop_threads(int n);
+/// The count set, else the default (the CPUs of the affinity mask; no variable is read), else,
+/// once started, the count that was in force then.
+int ct_get_num_interop_threads(void);
+/// Marks inter-op work as started (later sets fail) and returns the count it runs with.
+int ct_start_interop(void);
 
 /// The body of a parallel region: processes [begin, end).
 typedef void (*ct_range_fn)(void *ctx, int64_t begin, int64_t end);

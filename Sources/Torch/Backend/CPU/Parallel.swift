@@ -65,3 +65,11 @@ private func parallelForRaw(_ n: Int, grain: Int, context: UnsafeRawPointer,
         }
     }
 }
+
+/// Marks inter-op work as started and returns the thread count it must use: PyTorch's `get_pool()`, which
+/// sizes the inter-op pool at its first task and from then on makes `torch.setNumInteropThreads` fail.
+///
+/// Nothing calls it yet: SwiftTorch has no executor of independent ops (PyTorch's `torch.jit.fork` /
+/// `at::launch`), the one thing PyTorch's inter-op count sizes. Such an executor calls it once, before its
+/// first task, and starts that many threads.
+func startInteropWork() -> Int { Int(ct_start_interop()) }
