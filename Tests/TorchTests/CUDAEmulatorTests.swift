@@ -114,4 +114,37 @@ final class CUDAEmulatorTests: XCTestCase {
         let p = torch.randn(3, 4, 6), q = torch.randn(3, 6, 2)
         assertClose(p.to(cuda).bmm(q.to(cuda)).cpu(), p.bmm(q), tol: 1e-5)
     }
+
+    /// Trains the same small MLP on the CPU and on the (emulated) GPU with each optimizer: losses and
+    /// weights must agree (autograd, losses and the optimizers' updates on the device).
+    func testMLPTrainsLikeTheCPU() throws {
+        for makeOptimizer in [{ (p: [nn.Parameter]) -> optim.Optimizer in optim.SGD(p, lr: 0.1, momentum: 0.9) },
+                              { (p: [nn.Parameter]) -> optim.Optimizer in optim.Adam(p, lr: 0.01) }] {
+            torch.manualSeed(4)
+            let cpuModel = nn.Sequential(nn.Linear(20, 32), nn.ReLU(), nn.Linear(32, 5))
+            let gpuModel = nn.Sequential(nn.Linear(20, 32), nn.ReLU(), nn.Linear(32, 5))
+            try gpuModel.loadStateDict(cpuModel.stateDict())
+            let gpuOptimizerBeforeMove = makeOptimizer(gpuModel.parameters())
+            gpuModel.to(cuda)
+            XCTAssertEqual(gpuModel.parameters().first?.device, cuda)
+            let cpuOptimizer = makeOptimizer(cpuModel.parameters())
+            let x = torch.randn(16, 20), y = torch.randint(0, 5, [16])
+            let xd = x.to(cuda), yd = y.to(cuda)
+            let lossFn = nn.CrossEntropyLoss()
+            for _ in 0..<3 {
+                cpuOptimizer.zeroGrad()
+                let lc = lossFn(cpuModel(x), y)
+                lc.backward()
+                cpuOptimizer.step()
+                gpuOptimizerBeforeMove.zeroGrad()
+                let lg = lossFn(gpuModel(xd), yd)
+                XCTAssertEqual(lg.device, cuda)
+                lg.backward()
+                XCTAssertEqual(gpuModel.parameters().first?.grad?.device, cuda)
+                gpuOptimizerBeforeMove.step()
+                XCTAssertEqual(lg.item(), lc.item(), accuracy: 1e-5)
+            }
+            for (p, q) in zip(gpuModel.parameters(), cpuModel.parameters()) { assertClose(p.cpu(), q, tol: 1e-5) }
+        }
+    }
 }

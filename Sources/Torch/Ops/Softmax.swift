@@ -236,6 +236,15 @@ private func contiguousAs(_ t: Tensor, _ dtype: DType) -> Tensor {
 
 /// Forward without autograd: softmax or log_softmax of `x` over normalised dim `d`.
 private func softmaxForward(_ x: Tensor, _ d: Int, log: Bool) -> Tensor {
+    if _slowPath(x.isCuda) {
+        // CUDA: composed from the device's reductions and pointwise kernels (a fused kernel comes later).
+        return torch.noGrad {
+            let z = x.dim == 0 ? x - x : x - x.amax(dim: [d], keepdim: true)
+            if log { return z - z.exp().sum(dim: d, keepdim: true).log() }
+            let e = z.exp()
+            return e / e.sum(dim: d, keepdim: true)
+        }
+    }
     let compute = x.dtype.computeType
     let src = contiguousAs(x, compute)
     let out = Tensor(uninitializedShape: x.shape, dtype: compute)
@@ -254,7 +263,7 @@ private func softmaxForward(_ x: Tensor, _ d: Int, log: Bool) -> Tensor {
 /// The input gradient of softmax / log_softmax from the output gradient `g` and the output `y`.
 /// Fused when no graph is recorded, differentiable tensor ops otherwise.
 private func softmaxBackward(_ g: Tensor, _ y: Tensor, _ d: Int, log: Bool) -> Tensor {
-    if GradMode.isEnabled {
+    if GradMode.isEnabled || y.isCuda {
         if log { return g - y.exp() * g.sum(dim: d, keepdim: true) }
         return y * (g - (g * y).sum(dim: d, keepdim: true))
     }

@@ -267,21 +267,26 @@ func thresholdBackward(_ g: Tensor, _ y: Tensor, threshold: Double) -> Tensor {
 /// one call and one branch per element.)
 protocol FusedBinaryFormula {
     static func apply<T: FloatElement>(_ a: T, _ b: T, _ param: T) -> T
+    /// The same formula as a CUDA kernel.
+    static var cudaOp: TernaryOp { get }
 }
 
 /// ReLU's / `threshold`'s backward: g where y > threshold, else 0.
 enum ThresholdBackwardFormula: FusedBinaryFormula {
     @inline(__always) static func apply<T: FloatElement>(_ g: T, _ y: T, _ threshold: T) -> T { y > threshold ? g : 0 }
+    static var cudaOp: TernaryOp { .thresholdBackward }
 }
 
 /// tanh's backward from its output o: g · (1 − o²).
 enum TanhBackwardFormula: FusedBinaryFormula {
     @inline(__always) static func apply<T: FloatElement>(_ g: T, _ o: T, _: T) -> T { g * (1 - o * o) }
+    static var cudaOp: TernaryOp { .tanhBackward }
 }
 
 /// sigmoid's backward from its output o: g · o · (1 − o).
 enum SigmoidBackwardFormula: FusedBinaryFormula {
     @inline(__always) static func apply<T: FloatElement>(_ g: T, _ o: T, _: T) -> T { g * o * (1 - o) }
+    static var cudaOp: TernaryOp { .sigmoidBackward }
 }
 
 /// A one-pass kernel over two floating tensors of the same dtype for a non-differentiable backward formula, computed
@@ -293,8 +298,12 @@ func fusedFloatBinary<Formula: FusedBinaryFormula>(_ a: Tensor, _ b: Tensor, wit
         return fusedFloatBinary(a.to(.float32), b.to(.float32), with: param, Formula.self).to(dt)
     }
     let shape = broadcastShapes(a.shape, b.shape, op: "fused")
-    let out = Tensor(uninitializedShape: shape, dtype: dt)
+    let out = Tensor(uninitializedShape: shape, dtype: dt, device: commonDevice(a, b))
     let bb = b.to(dt)
+    if _slowPath(out.isCuda) {
+        CUDAElementwise.launch(.ternary(Formula.cudaOp, dt), out: out, a, bb, f2: param)
+        return out
+    }
     let plan = StridedPlan(shape: shape, out.strides, a.broadcastStrides(to: shape), bb.broadcastStrides(to: shape))
     if dt == .float32 {
         binaryLoop(plan, out.pointer(Float.self), UnsafePointer(a.pointer(Float.self)), UnsafePointer(bb.pointer(Float.self)),

@@ -104,6 +104,19 @@ extension optim {
                 let bc1 = 1 - Glibc.pow(beta1, step), bc2 = 1 - Glibc.pow(beta2, step)
                 let stepSize = lr / bc1, bc2Sqrt = bc2.squareRoot()
                 let n = p.numel
+                if p.isCuda {
+                    // CUDA: the loop below as device ops (a fused multi-tensor kernel comes later).
+                    var grad = maximize ? -g : g
+                    if wd != 0 {
+                        if decoupled { p.mul_(1 - lr * wd) } else { grad = grad + p * wd }
+                    }
+                    expAvg.add_((grad - expAvg) * (1 - beta1))
+                    expAvgSq.mul_(beta2).add_(grad * grad * (1 - beta2))
+                    var second = expAvgSq
+                    if let maxSq { maxSq.copy_(maxSq.maximum(expAvgSq)); second = maxSq }
+                    p.add_((expAvg / (second.sqrt() / bc2Sqrt + eps)) * -stepSize)
+                    return
+                }
                 func kernel<T: FloatElement>(_: T.Type) {
                     let pp = p.pointer(T.self), gp = g.pointer(T.self)
                     let m = expAvg.pointer(T.self), v = expAvgSq.pointer(T.self), vmax = maxSq?.pointer(T.self)

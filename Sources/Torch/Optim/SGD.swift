@@ -37,10 +37,21 @@ extension optim {
                 var firstStep = false
                 if momentum != 0 {
                     if let b = st["momentum_buffer"]?.tensorValue { buf = b } else {
-                        buf = Tensor(uninitializedShape: p.shape, dtype: p.dtype)
+                        buf = Tensor(uninitializedShape: p.shape, dtype: p.dtype, device: p.device)
                         st["momentum_buffer"] = .tensor(buf!)
                         firstStep = true
                     }
+                }
+                if p.isCuda {
+                    // CUDA: the same arithmetic as the loop below, as device ops (a fused kernel comes later).
+                    var d = maximize ? -g : g
+                    if wd != 0 { d = d + p * wd }
+                    if let buf {
+                        if firstStep { buf.copy_(d) } else { buf.mul_(momentum).add_(d * (1 - dampening)) }
+                        d = nesterov ? d + buf * momentum : buf
+                    }
+                    p.add_(d * -lr)
+                    return
                 }
                 func kernel<T: FloatElement>(_: T.Type) {
                     let pp = p.pointer(T.self), gp = g.pointer(T.self)

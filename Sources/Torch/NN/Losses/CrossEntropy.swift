@@ -44,6 +44,10 @@ extension nn.functional {
                                                   reduction: reduction, labelSmoothing: labelSmoothing)
         }
         let geo = checkedClassLossGeometry(input, target, weight)
+        if _slowPath(input.isCuda) {
+            return deviceClassLoss(logSoftmax(input, dim: input.dim == 1 ? 0 : 1), target, weight: weight,
+                                   ignoreIndex: ignoreIndex, reduction: reduction)
+        }
         return fusedCrossEntropyOp(input, target, weight: weight, ignoreIndex: ignoreIndex, reduction: reduction, geometry: geo)
     }
 
@@ -56,6 +60,9 @@ extension nn.functional {
         let geo = checkedClassLossGeometry(input, target, weight)
         precondition(input.dtype.isFloatingPoint, lossDTypeMessage(op: "nll_loss_out_frame", input.dtype))
         if let weight { precondition(weight.dtype == input.dtype, weightDTypeMessage(input: input.dtype, weight: weight.dtype)) }
+        if _slowPath(input.isCuda) {
+            return deviceClassLoss(input, target, weight: weight, ignoreIndex: ignoreIndex, reduction: reduction)
+        }
         return nllLossOp(input, target, weight: weight, ignoreIndex: ignoreIndex, reduction: reduction, geometry: geo)
     }
 
@@ -180,5 +187,27 @@ extension nn {
         public override func forward(_ input: Tensor, _ target: Tensor) -> Tensor {
             F.nllLoss(input, target, weight: weight, ignoreIndex: ignoreIndex, reduction: reduction)
         }
+    }
+}
+
+/// NLL of class-index targets on a GPU, composed from the device's pointwise ops and reductions (a one-hot mask
+/// picks each target's log-probability), so autograd differentiates it like any composition. The CPU keeps
+/// its fused kernels; a fused CUDA kernel is future work.
+func deviceClassLoss(_ logp: Tensor, _ target: Tensor, weight: Tensor?, ignoreIndex: Int, reduction: nn.Reduction) -> Tensor {
+    precondition(target.device == logp.device, sameDeviceMessage(target.device, logp.device))
+    let classDim = logp.dim == 1 ? 0 : 1
+    let classes = logp.size(classDim)
+    var viewShape = [Int](repeating: 1, count: logp.dim)
+    viewShape[classDim] = classes
+    let t = logp.dim == 1 ? target.reshape(1) : target.unsqueeze(1)
+    let hot = (torch.arange(0, classes, device: logp.device).reshape(viewShape) .== t).to(logp.dtype)
+    var w = (target .!= Double(ignoreIndex)).to(logp.dtype)
+    if let weight { w = w * (weight.reshape(viewShape) * hot).sum(dim: classDim) }
+    let picked = (logp * hot).sum(dim: classDim)
+    let losses = -(picked * w)
+    switch reduction {
+    case .none: return logp.dim == 1 ? losses.reshape([]) : losses
+    case .sum: return losses.sum()
+    case .mean, .batchmean: return losses.sum() / w.sum()
     }
 }

@@ -116,6 +116,9 @@ enum KernelCatalog {
                 case .addcmul, .addcdiv, .lerp:
                     guard d.isFloatingPoint else { continue }
                     text = ElementwiseKernelSource.kernel(name: name, output: d, inputs: [d, d, d], mathType: math, expression: op.expression)
+                case .thresholdBackward, .tanhBackward, .sigmoidBackward:
+                    guard d.isFloatingPoint else { continue }
+                    text = ElementwiseKernelSource.kernel(name: name, output: d, inputs: [d, d], mathType: math, expression: op.expression)
                 }
                 add(op.rawValue, name, text)
             }

@@ -122,6 +122,8 @@ enum TernaryOp: Int, CaseIterable {
     case addcmul, addcdiv, lerp
     /// Logical ops of two tensors of any dtype into bool: and, or, xor (operand 2 unused).
     case logicalAnd, logicalOr, logicalXor
+    /// One-pass backward formulas of `FusedBinaryFormula` (x = incoming gradient, y = saved output, F0 = parameter).
+    case thresholdBackward, tanhBackward, sigmoidBackward
 
     var name: String {
         switch self {
@@ -133,6 +135,9 @@ enum TernaryOp: Int, CaseIterable {
         case .logicalAnd: return "logical_and"
         case .logicalOr: return "logical_or"
         case .logicalXor: return "logical_xor"
+        case .thresholdBackward: return "threshold_backward"
+        case .tanhBackward: return "tanh_backward"
+        case .sigmoidBackward: return "sigmoid_backward"
         }
     }
 
@@ -147,13 +152,16 @@ enum TernaryOp: Int, CaseIterable {
         case .logicalAnd: return "((x != 0) && (y != 0))"
         case .logicalOr: return "((x != 0) || (y != 0))"
         case .logicalXor: return "((x != 0) != (y != 0))"
+        case .thresholdBackward: return "(y > (M)F0 ? x : (M)0)"
+        case .tanhBackward: return "(x * (1 - y * y))"
+        case .sigmoidBackward: return "(x * y * (1 - y))"
         }
     }
 
     var producesBool: Bool {
         switch self {
         case .logicalAnd, .logicalOr, .logicalXor: return true
-        case .where, .clamp, .addcmul, .addcdiv, .lerp: return false
+        case .where, .clamp, .addcmul, .addcdiv, .lerp, .thresholdBackward, .tanhBackward, .sigmoidBackward: return false
         }
     }
 }
