@@ -10,6 +10,11 @@ final class CUDAEmulatorTests: XCTestCase {
         CUDARuntime.useEmulator()
     }
 
+    override class func tearDown() {
+        CUDARuntime.stopEmulator()
+        super.tearDown()
+    }
+
     private let cuda = Device.cuda(0)
 
     private func assertClose(_ a: Tensor, _ b: Tensor, tol: Double = 1e-6, file: StaticString = #filePath, line: UInt = #line) {
@@ -146,5 +151,51 @@ final class CUDAEmulatorTests: XCTestCase {
             }
             for (p, q) in zip(gpuModel.parameters(), cpuModel.parameters()) { assertClose(p.cpu(), q, tol: 1e-5) }
         }
+    }
+
+    func testPrintingNamesTheDevice() {
+        let x = torch.tensor([1.0, 2.0]).to(cuda)
+        XCTAssertEqual(x.description, "tensor([1., 2.], device='cuda:0')")
+        x.requiresGrad = true
+        XCTAssertEqual((x * 2).description, "tensor([2., 4.], device='cuda:0', grad_fn=<MulBackward0>)")
+        XCTAssertEqual(torch.tensor([1, 2], dtype: .int32, device: cuda).description, "tensor([1, 2], device='cuda:0', dtype=torch.int32)")
+    }
+
+    func testAllocatorStatisticsAndPinnedMemory() {
+        let before = torch.cuda.memoryAllocated()
+        var t: Tensor? = torch.zeros(1000, device: cuda)
+        XCTAssertEqual(torch.cuda.memoryAllocated() - before, CUDAAllocator.roundedSize(4000))
+        XCTAssertGreaterThanOrEqual(torch.cuda.maxMemoryAllocated(), torch.cuda.memoryAllocated())
+        t = nil
+        XCTAssertNil(t)
+        XCTAssertEqual(torch.cuda.memoryAllocated(), before)
+        XCTAssertGreaterThanOrEqual(torch.cuda.memoryReserved(), CUDAAllocator.roundedSize(4000))
+        torch.cuda.emptyCache()
+        XCTAssertEqual(torch.cuda.memoryReserved(), torch.cuda.memoryAllocated())
+        XCTAssertTrue(torch.cuda.isAvailable())
+        XCTAssertEqual(torch.cuda.deviceCount(), 1)
+        XCTAssertEqual(torch.cuda.getDeviceCapability(0).0, 9)
+        XCTAssertEqual(CUDAAllocator.roundedSize(1), 512)
+        XCTAssertEqual(CUDAAllocator.roundedSize(3 << 20), 3 << 20)
+        XCTAssertEqual(formatMemory(20 << 20), "20.00 MiB")
+        XCTAssertEqual(formatMemory(1536 << 20), "1.50 GiB")
+    }
+
+    func testSaveAndLoadKeepTheDevice() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("cuda-save-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let w = torch.arange(0, 12).float().reshape(3, 4).to(cuda)
+        let path = dir.appendingPathComponent("w.pt").path
+        try torch.save(StateValue.dict([(key: .string("w"), value: .tensor(w)), (key: .string("row"), value: .tensor(w[1]))]), path)
+        let onCPU = try torch.load(path)
+        guard case .tensor(let c)? = onCPU["w"] else { return XCTFail("no tensor w") }
+        XCTAssertEqual(c.device, .cpu)
+        assertClose(c, w.cpu())
+        let onGPU = try torch.load(path, mapLocation: "cuda")
+        guard case .tensor(let g)? = onGPU["w"], case .tensor(let row)? = onGPU["row"] else { return XCTFail("no tensors") }
+        XCTAssertEqual(g.device, cuda)
+        XCTAssertTrue(g.storage === row.storage, "views of one storage stay views after mapLocation")
+        assertClose(row.cpu(), w[1].cpu())
     }
 }

@@ -26,22 +26,41 @@ extension torch {
     ///
     /// - Parameters:
     ///   - path: the checkpoint file.
-    ///   - mapLocation: where to put the tensors; only `nil` or `.cpu` is supported.
-    /// - Throws: ``SerializationError`` when the file cannot be read or is not a valid checkpoint.
+    ///   - mapLocation: where to put the tensors: `nil` or `.cpu` (the default: the CPU, whatever device the
+    ///     file names, so a checkpoint written on a GPU loads on a machine without one), or `.cuda(i)`.
+    ///     Tensors that shared a storage still share one on the device.
+    /// - Throws: ``SerializationError`` when the file cannot be read or is not a valid checkpoint, or when
+    ///   `mapLocation` is a GPU that is not available.
     public static func load(_ path: String, mapLocation: Device? = nil) throws -> StateValue {
         try checkMapLocation(mapLocation)
+        let value: StateValue
         do {
             let bytes = try ZipArchiveBytes(mappingFileAt: path, copyOnWrite: true)
-            return try TorchCheckpoint.load(bytes)
+            value = try TorchCheckpoint.load(bytes)
         } catch let e as SerializationError {
             if case .io = e { throw e }
             throw e.inContext("loading '\(path)'")
         }
+        guard let d = mapLocation, d != .cpu else { return value }
+        return StorageTransfer.mapping(value, to: d)
+    }
+
+    /// `torch.load(path, map_location="cuda")`: "cpu", "cuda" or "cuda:1".
+    public static func load(_ path: String, mapLocation: String) throws -> StateValue {
+        guard mapLocation == "cpu" || mapLocation == "cuda" || mapLocation.hasPrefix("cuda:") && Int(mapLocation.dropFirst(5)) != nil else {
+            throw SerializationError.invalidArgument("torch.load: unknown mapLocation '\(mapLocation)' (expected cpu, cuda or cuda:<index>)")
+        }
+        return try load(path, mapLocation: Device(mapLocation))
     }
 
     static func checkMapLocation(_ d: Device?) throws {
-        if let d = d, d != .cpu {
-            throw SerializationError.invalidArgument("torch.load: mapLocation \(d) is not available: Torch not compiled with CUDA enabled")
+        guard case .cuda(let i)? = d else { return }
+        if !torch.cuda.isAvailable() {
+            throw SerializationError.invalidArgument("torch.load: Attempting to deserialize object on a CUDA device but torch.cuda.isAvailable() is false "
+                + "(\(torch.cuda.unavailableReason ?? "no CUDA")). Use mapLocation: .cpu to map your storages to the CPU.")
+        }
+        if i >= torch.cuda.deviceCount() {
+            throw SerializationError.invalidArgument("torch.load: Attempting to deserialize object on CUDA device \(i) but torch.cuda.deviceCount() is \(torch.cuda.deviceCount())")
         }
     }
 }

@@ -123,7 +123,7 @@ struct TorchCheckpointWriter {
         let r = records[index]
         let pid: PickleValue = .persistentID(.tuple([
             .string("storage"), .global(module: "torch", name: CheckpointDTypes.storageClass(of: t.dtype)),
-            .string(r.key), .string("cpu"), .int(Int64(r.numel)),
+            .string(r.key), .string(s.device.description), .int(Int64(r.numel)),
         ]))
         return .reduce(callable: .global(module: "torch._utils", name: "_rebuild_tensor_v2"), args: .tuple([
             pid, .int(Int64(t.storageOffset)),
@@ -144,6 +144,14 @@ struct TorchCheckpointWriter {
         try zip.addEntry(name: p + "byteorder", bytes: Array("little".utf8))
         for r in records {
             let n = r.numel * r.dtype.itemSize
+            if !r.storage.isHost {
+                // A GPU storage is written from one host copy of its bytes (PyTorch records its location, "cuda:0").
+                let host = StorageTransfer.moved(r.storage, to: .cpu)
+                try withExtendedLifetime(host) {
+                    try zip.addEntry(name: p + "data/" + r.key, bytes: UnsafeRawBufferPointer(start: host.data, count: n))
+                }
+                continue
+            }
             try withExtendedLifetime(r.storage) {
                 try zip.addEntry(name: p + "data/" + r.key, bytes: UnsafeRawBufferPointer(start: r.storage.data, count: n))
             }

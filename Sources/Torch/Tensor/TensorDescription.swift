@@ -7,12 +7,14 @@ extension Tensor: CustomStringConvertible, CustomDebugStringConvertible {
         } else if _requiresGrad {
             extras.append("requires_grad=True")
         }
-        let intElement: ((Int) -> Int64)? = dtype == .int64 ? { [self] i in
-            storage.data.assumingMemoryBound(to: Int64.self)[storageOffset(ofLinearIndex: i)]
+        // A GPU tensor prints from one host copy (the copy waits for the device, as PyTorch's printing does).
+        let host = isCuda ? torch.noGrad { contiguousCopyToHost() } : self
+        let intElement: ((Int) -> Int64)? = dtype == .int64 ? { i in
+            host.storage.data.assumingMemoryBound(to: Int64.self)[host.storageOffset(ofLinearIndex: i)]
         } : nil
         let repr = TensorFormatter.repr(shape: shape, dtype: dtype, options: PrintOptions.current,
-                                        element: { [self] i in element(atLinearIndex: i) },
-                                        intElement: intElement, extras: extras)
+                                        element: { i in host.element(atLinearIndex: i) },
+                                        intElement: intElement, extras: extras, device: device)
         return self is nn.Parameter ? "Parameter containing:\n" + repr : repr
     }
 

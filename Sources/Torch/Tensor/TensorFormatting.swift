@@ -75,12 +75,13 @@ enum TensorFormatter {
     ///     placed after `size=` / `dtype=` as PyTorch does.
     static func repr(shape: [Int], dtype: DType, options: PrintOptions = .current,
                      element: (Int) -> Double, intElement: ((Int) -> Int64)? = nil,
-                     extras: [String] = []) -> String {
+                     extras: [String] = [], device: Device = .cpu) -> String {
         let prefix = "tensor("
         let indent = prefix.count
         let numel = shape.reduce(1, *)
         let defaultDType = torch.defaultDType
-        var suffixes: [String] = []
+        // PyTorch names a non-CPU device first: `tensor([1., 2.], device='cuda:0', requires_grad=True)`.
+        var suffixes: [String] = device == .cpu ? [] : ["device='\(device)'"]
         let body: String
 
         if numel == 0 {

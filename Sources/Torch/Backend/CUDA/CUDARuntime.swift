@@ -102,6 +102,19 @@ enum CUDARuntime {
         deviceTable = loaded!.devices
     }
 
+    /// Leaves the emulator (tests that must see a machine without CUDA run after it): frees its cached blocks
+    /// and forgets the status, so the next look-up loads the real driver again. Live device tensors must be gone.
+    static func stopEmulator() {
+        guard isEmulated else { return }
+        CUDAAllocator.emptyCache(device: 0)
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        loaded = nil
+        deviceTable = []
+        emulatorRequested = false
+        stcu_dev_use_emulator(0)
+    }
+
     /// Loads on first call.
     static var status: Status {
         pthread_mutex_lock(lock)
