@@ -53,14 +53,6 @@ public enum torch {
     /// report 1 under `taskset -c 0`); no environment variable changes it, in either.
     public static func getNumInteropThreads() -> Int { Int(ct_get_num_interop_threads()) }
 
-    /// PyTorch's `torch.cuda`: no CUDA backend exists yet.
-    public enum cuda {
-        /// Always false: SwiftTorch has only a CPU backend today.
-        public static func isAvailable() -> Bool { false }
-        /// Always 0.
-        public static func deviceCount() -> Int { 0 }
-    }
-
     /// Dtype aliases as in PyTorch: `torch.float32`, `torch.long`, ...
     public static let float32 = DType.float32
     public static let float = DType.float32
