@@ -83,7 +83,7 @@ struct Info: ParsableCommand {
         print("swifttorch \(torch.version)")
         print("threads: \(torch.getNumThreads()) (of \(ProcessInfo.processInfo.activeProcessorCount) cores; --threads or torch.setNumThreads to change)")
         print("cpu capability: \(torch.backends.cpu.getCPUCapability()) (CTORCH_ISA=baseline|avx2|avx512 lowers it)")
-        print("cuda: \(torch.cuda.isAvailable() ? "available" : "not available (CPU backend only)")")
+        printCUDAInfo()
         print("datasets:")
         print("  digits: embedded (1797 8×8 images)")
         for choice in [DatasetChoice.mnist, .fashionMNIST, .cifar10] {
@@ -95,4 +95,16 @@ struct Info: ParsableCommand {
         print("hub cache: \(models.checkpointDirectory)")
         print("models: mlp, cnn, lenet5, \(models.listModels().joined(separator: ", "))")
     }
+}
+
+/// `swifttorch info`'s CUDA lines: the GPUs, the driver and the libraries found, or why CUDA is unusable.
+func printCUDAInfo() {
+    let status = CUDAInfo.current
+    if let why = status.reason {
+        print("cuda: not available: \(why)")
+    } else {
+        print("cuda: available\(status.emulated ? " (host emulator: SWIFTTORCH_CUDA_EMULATOR=1)" : ""), driver \(status.driver)")
+        for (i, name) in status.devices.enumerated() { print("  cuda:\(i): \(name)") }
+    }
+    for (name, path) in status.libraries { print("  \(name): \(path ?? "not found")") }
 }

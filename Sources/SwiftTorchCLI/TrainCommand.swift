@@ -72,6 +72,9 @@ struct Train: ParsableCommand {
         return ["crop", "flip"].filter(steps.contains)
     }
 
+    @Option(help: "Where to train: auto (CUDA where a GPU is usable, else the CPU), cpu, cuda or cuda:N.")
+    var device: String = "auto"
+
     @Flag(help: "Print the model summary (torchsummary's table) before training.")
     var summary = false
 
@@ -144,6 +147,9 @@ struct Train: ParsableCommand {
         let sampler = distributed ? DistributedSampler(trainSet, seed: seed) : nil
         let loader = sampler.map { DataLoader(trainSet, batchSize: data.batchSize, sampler: $0) }
             ?? DataLoader(trainSet, batchSize: data.batchSize, shuffle: true)
+        let target = try resolveDevice(device)
+        model.module.to(target)
+        if target != .cpu { print("device \(target): \(torch.cuda.getDeviceName(torch.cuda.currentDevice()))") }
         let opt = makeOptimizer(model.module.parameters())
         let sched = makeScheduler(opt, epochs: nEpochs, stepsPerEpoch: loader.count)
         var startEpoch = 1
@@ -158,6 +164,7 @@ struct Train: ParsableCommand {
             print("resumed from '\(resume!)' after epoch \(resumed.epoch)")
         }
         var trainer = Trainer(model: model, optimizer: opt, scheduler: sched, perBatchScheduler: scheduler == .onecycle)
+        trainer.device = target
         if let steps = augmentSteps { trainer.augmentation = trainAugmentation(split, steps: steps) }
         if distributed {
             // Every rank starts from rank 0's weights and buffers, and averages the gradients of each step.
@@ -260,6 +267,8 @@ struct Trainer {
     var afterBackward: ((nn.Module) -> Void)? = nil
     /// Whether this process logs and writes files (rank 0).
     var isMainProcess = true
+    /// Where the model lives; batches are moved there.
+    var device: Device = .cpu
     /// `--augment`'s batch transform (random crop and/or flip), applied to each training batch.
     var augmentation: transforms.Compose? = nil
     let lossFn = nn.CrossEntropyLoss()
@@ -280,7 +289,7 @@ struct Trainer {
                 t.applyToBatch(batch) ?? torch.stack((0..<batch.size(0)).map { t(batch[$0]) })
             } ?? batch
             optimizer.zeroGrad()
-            let loss = lossFn(model(x), y)
+            let loss = lossFn(model(x.to(device)), y.to(device))
             loss.backward()
             afterBackward?(model.module)
             optimizer.step()
@@ -300,11 +309,31 @@ struct Trainer {
             let n = x.size(0)
             for start in stride(from: 0, to: n, by: batchSize) {
                 let end = Swift.min(n, start + batchSize)
-                let out = model(x[start..<end])
-                lossSum += lossFn(out, y[start..<end]).item() * Double(end - start)
-                correct += (out.argmax(dim: 1) .== y[start..<end]).sum().item()
+                let out = model(x[start..<end].to(device))
+                let labels = y[start..<end].to(device)
+                lossSum += lossFn(out, labels).item() * Double(end - start)
+                correct += (out.argmax(dim: 1) .== labels).sum().item()
             }
             return (lossSum / Double(Swift.max(n, 1)), correct / Double(Swift.max(n, 1)))
         }
+    }
+}
+
+/// `--device`: auto picks CUDA when a GPU is usable; asking for CUDA without one is an error that says why.
+func resolveDevice(_ name: String) throws -> Device {
+    switch name {
+    case "auto": return torch.cuda.isAvailable() ? .cuda(0) : .cpu
+    case "cpu": return .cpu
+    case "cuda", _ where name.hasPrefix("cuda:"):
+        guard name == "cuda" || Int(name.dropFirst(5)) != nil else { throw ValidationError("--device: expected auto, cpu, cuda or cuda:N, got '\(name)'") }
+        guard torch.cuda.isAvailable() else {
+            throw ValidationError("--device \(name): CUDA is not available (\(torch.cuda.unavailableReason ?? "no GPU")); use --device cpu")
+        }
+        let d = Device(name)
+        if case .cuda(let i) = d, i >= torch.cuda.deviceCount() {
+            throw ValidationError("--device \(name): only \(torch.cuda.deviceCount()) CUDA device(s)")
+        }
+        return d
+    default: throw ValidationError("--device: expected auto, cpu, cuda or cuda:N, got '\(name)'")
     }
 }

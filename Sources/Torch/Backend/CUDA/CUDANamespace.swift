@@ -68,3 +68,26 @@ extension torch.backends {
         }
     }
 }
+
+/// What CUDA loading found, for `swifttorch info` (the reason CUDA is unusable, the driver, the GPUs and
+/// the path of each library).
+public struct CUDAInfo {
+    public let reason: String?
+    public let emulated: Bool
+    /// The driver's CUDA version, e.g. "13.0".
+    public let driver: String
+    /// "NVIDIA H200 (sm_90, 139.8 GiB)" per device.
+    public let devices: [String]
+    public let libraries: [(name: String, path: String?)]
+
+    public static var current: CUDAInfo {
+        let s = CUDARuntime.status
+        var libraries = s.libraries
+        if let v = s.nvrtcVersion { libraries = libraries.map { $0.name == "libnvrtc" ? ($0.name, ($0.path ?? "?") + " (NVRTC \(v.0).\(v.1))") : $0 } }
+        if let r = s.cublasReason { libraries.append(("cuBLAS", "unusable: \(r)")) }
+        return CUDAInfo(reason: s.devices.isEmpty ? (s.reason ?? "no CUDA device") : nil, emulated: s.emulated,
+                        driver: "\(s.driverVersion / 1000).\(s.driverVersion % 1000 / 10)",
+                        devices: s.devices.map { "\($0.name) (\($0.architecture), \(formatMemory($0.totalMemory)))" },
+                        libraries: libraries)
+    }
+}

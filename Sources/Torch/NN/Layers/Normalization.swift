@@ -58,6 +58,10 @@ func nativeBatchNorm(_ input: Tensor, weight: Tensor?, bias: Tensor?, runningMea
         if let bias { out = out + channelView(bias, rank: input.dim) }
         return out
     }
+    if _slowPath(input.isCuda) {
+        return deviceBatchNorm(input, weight: weight, bias: bias, runningMean: runningMean, runningVar: runningVar,
+                               training: training, momentum: momentum, eps: eps)
+    }
     let ct = input.dtype.computeType
     let x = kernelOperand(input, ct)
     let w = weight.map { kernelOperand($0, ct) }, b = bias.map { kernelOperand($0, ct) }
@@ -97,6 +101,35 @@ func nativeBatchNorm(_ input: Tensor, weight: Tensor?, bias: Tensor?, runningMea
         batchNormBackward(g, xs, ws, mean: mean, invstd: invstd, training: training, eps: eps, needs: needs)
     }
     return result
+}
+
+/// Batch norm on a GPU, composed from the device's reductions and pointwise ops (autograd differentiates the
+/// composition); the running statistics are updated in place with the unbiased batch variance, as PyTorch does.
+/// A fused CUDA kernel (and BatchNorm + ReLU fusion) is the next issue's work.
+private func deviceBatchNorm(_ input: Tensor, weight: Tensor?, bias: Tensor?, runningMean: Tensor?, runningVar: Tensor?,
+                             training: Bool, momentum: Double, eps: Double) -> Tensor {
+    let rank = input.dim
+    let dims = [0] + Array(2..<rank)
+    let xhat: Tensor
+    if training {
+        let mean = input.mean(dim: dims)
+        let centered = input - channelView(mean, rank: rank)
+        let variance = (centered * centered).mean(dim: dims)
+        xhat = centered * channelView((variance + eps).rsqrt(), rank: rank)
+        let count = Double(input.numel / Swift.max(input.shape[1], 1))
+        torch.noGrad {
+            if let rm = runningMean { rm.mul_(1 - momentum).add_(mean.detach().to(rm.dtype) * momentum) }
+            if let rv = runningVar {
+                rv.mul_(1 - momentum).add_(variance.detach().to(rv.dtype) * (momentum * count / Swift.max(count - 1, 1)))
+            }
+        }
+    } else {
+        xhat = (input - channelView(runningMean!, rank: rank)) * channelView((runningVar! + eps).rsqrt(), rank: rank)
+    }
+    var out = xhat
+    if let weight { out = out * channelView(weight, rank: rank) }
+    if let bias { out = out + channelView(bias, rank: rank) }
+    return out
 }
 
 /// Records an affine normalization (batch/layer norm) of `input` with optional `weight` and `bias`:
@@ -382,6 +415,11 @@ extension nn {
 
         /// `num_batches_tracked += 1` in place; returns the new count.
         private func incrementCounter(_ t: Tensor) -> Int64 {
+            if t.isCuda {
+                // On a GPU the count stays there (no wait per step) unless `momentum: nil` needs its value.
+                torch.noGrad { _ = t.add_(Tensor.wrappedNumber(1)) }
+                return momentum == nil ? Int64(t.item()) : 0
+            }
             if t.dtype == .int64 && t.numel == 1 {
                 let p = t.pointer(Int64.self)
                 p[0] += 1
