@@ -1,6 +1,6 @@
 // SwiftTorch benchmarks: one JSON line per (case, thread count) on stdout; progress and notes on stderr.
 //
-//   swift run -c release Benchmarks [--filter NAME[,NAME...]] [--threads N[,N...]] [--quick] [--cpu-time] [--list]
+//   swift run -c release Benchmarks [--filter NAME[,NAME...]] [--exact] [--threads N[,N...]] [--quick] [--cpu-time] [--list]
 //
 // Compare with PyTorch: scripts/compare (runs this and scripts/bench_pytorch.py, each in its own process).
 #if canImport(Glibc)
@@ -13,8 +13,9 @@ import Torch
 
 func usage() -> Never {
     let text = """
-    usage: Benchmarks [--filter NAME[,NAME...]] [--threads N[,N...]] [--quick] [--cpu-time] [--list]
+    usage: Benchmarks [--filter NAME[,NAME...]] [--exact] [--threads N[,N...]] [--quick] [--cpu-time] [--list]
       --filter   run cases whose name contains any of the given substrings
+      --exact    --filter names whole case names (torch_load_100MB then leaves out torch_load_100MB_read)
       --threads  run every selected case at these thread counts (default: each case's own list)
       --quick    shorter warm-up and repetitions (rough figures)
       --cpu-time time with the process CPU-time clock (one-thread cases on a busy machine)
@@ -29,6 +30,7 @@ var settings = BenchSettings()
 var filters: [String] = []
 var threadOverride: [Int]? = nil
 var listOnly = false
+var exactNames = false
 
 var args = CommandLine.arguments.dropFirst()
 while let a = args.popFirst() {
@@ -36,6 +38,7 @@ while let a = args.popFirst() {
     case "--quick": settings.quick = true
     case "--cpu-time": useCPUTime = true
     case "--list": listOnly = true
+    case "--exact": exactNames = true
     case "--filter":
         guard let v = args.popFirst() else { usage() }
         filters += v.split(separator: ",").map(String.init)
@@ -53,7 +56,7 @@ while let a = args.popFirst() {
 }
 
 registerAllCases()
-let selected = registry.filter { c in filters.isEmpty || filters.contains { c.name.contains($0) } }
+let selected = registry.filter { c in filters.isEmpty || filters.contains { exactNames ? c.name == $0 : c.name.contains($0) } }
 if listOnly {
     for c in registry { print("\(c.name)\tthreads \(c.threads.map(String.init).joined(separator: ","))\t\(c.summary)") }
     exit(0)

@@ -3,7 +3,7 @@
 
 Runs the same cases with the same methodology and prints the same JSON lines, one per (case, thread count):
 
-    /root/torchenv/bin/python scripts/bench_pytorch.py [--filter NAME[,NAME...]] [--threads N[,N...]] [--quick] [--cpu-time] [--list]
+    /root/torchenv/bin/python scripts/bench_pytorch.py [--filter NAME[,NAME...]] [--exact] [--threads N[,N...]] [--quick] [--cpu-time] [--list]
 
 Keep each case's inputs and loop body identical to its Swift twin in Benchmarks/Cases.swift, and the measurement
 in `measure` identical to Benchmarks/Harness.swift.
@@ -604,6 +604,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--filter", action="append", default=[],
                    help="run cases whose name contains any of these comma-separated substrings")
+    p.add_argument("--exact", action="store_true", help="--filter names whole case names")
     p.add_argument("--threads", help="comma-separated thread counts for every selected case")
     p.add_argument("--quick", action="store_true", help="shorter warm-up and repetitions")
     p.add_argument("--cpu-time", action="store_true",
@@ -621,7 +622,7 @@ def main():
         for name, ths, summary, _ in CASES:
             print(f"{name}\tthreads {','.join(map(str, ths))}\t{summary}")
         return 0
-    selected = [c for c in CASES if not filters or any(f in c[0] for f in filters)]
+    selected = [c for c in CASES if not filters or any((f == c[0]) if args.exact else (f in c[0]) for f in filters)]
     if not selected:
         print(f"no case matches {filters}; try --list", file=sys.stderr)
         return 1
