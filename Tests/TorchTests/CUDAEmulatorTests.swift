@@ -203,4 +203,19 @@ final class CUDAEmulatorTests: XCTestCase {
         XCTAssertTrue(g.storage === row.storage, "views of one storage stay views after mapLocation")
         assertClose(row.cpu(), w[1].cpu())
     }
+
+    func testWhereClampAndPointwiseLossesWithGradients() {
+        torch.manualSeed(5)
+        let x = torch.randn(6, 4), t = torch.rand(6, 4)
+        assertClose(torch.where(x.to(cuda) .> 0, x.to(cuda), 0.5).cpu(), torch.where(x .> 0, x, 0.5))
+        assertClose(x.to(cuda).clamp(min: -0.5, max: 0.25).cpu(), x.clamp(min: -0.5, max: 0.25))
+        for loss in [{ (p: Tensor, q: Tensor) in F.mseLoss(p, q) }, { F.smoothL1Loss($0, $1, beta: 0.5) }, { F.huberLoss($0, $1) },
+                     { F.binaryCrossEntropy($0.sigmoid(), $1) }, { F.binaryCrossEntropyWithLogits($0, $1) }] {
+            let xc = x.clone().requiresGrad_(), xg = x.to(cuda).requiresGrad_()
+            let lc = loss(xc, t), lg = loss(xg, t.to(cuda))
+            lc.backward(); lg.backward()
+            XCTAssertEqual(lg.item(), lc.item(), accuracy: 1e-5)
+            assertClose(xg.grad!.cpu(), xc.grad!, tol: 1e-5)
+        }
+    }
 }

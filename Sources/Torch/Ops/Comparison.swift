@@ -160,7 +160,12 @@ extension torch {
         let dt = resultType(a, b)
         let shape = broadcastShapes(broadcastShapes(cond.shape, a.shape, op: "where"), b.shape, op: "where")
         let x = a.to(dt.computeType), y = b.to(dt.computeType)
-        let out = Tensor(uninitializedShape: shape, dtype: dt.computeType)
+        let out = Tensor(uninitializedShape: shape, dtype: dt.computeType, device: commonDevice(commonDevice(cond, x) == x.device ? x : cond, y))
+        if _slowPath(out.isCuda) {
+            precondition(cond.device == out.device || (cond.storage.isHost && cond.dim == 0), sameDeviceMessage(out.device, cond.device))
+            CUDAElementwise.launch(.ternary(.where, out.dtype), out: out, cond, x, y)
+            return recordWhere(cond, a, b, out.to(dt))
+        }
         func run<T>(_: T.Type) {
             ternaryLoop(shape, (out.pointer(T.self), out.strides),
                         (UnsafePointer(cond.pointer(Bool.self)), cond.broadcastStrides(to: shape)),
@@ -172,7 +177,11 @@ extension torch {
         case 4: run(UInt32.self)
         default: run(UInt64.self)
         }
-        let result = out.to(dt)
+        return recordWhere(cond, a, b, out.to(dt))
+    }
+
+    /// Records `WhereBackward0` for `result = where(cond, a, b)` when a or b needs a gradient.
+    private static func recordWhere(_ cond: Tensor, _ a: Tensor, _ b: Tensor, _ result: Tensor) -> Tensor {
         if anyNeedsGrad(a, b) {
             let sc = SavedTensor(cond)
             let aShape = a.shape, bShape = b.shape

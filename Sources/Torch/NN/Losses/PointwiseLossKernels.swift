@@ -315,6 +315,9 @@ func pointwiseLoss(_ kind: PointwiseLossKind, _ input: Tensor, _ target: Tensor,
         dtype = resultType([input, target])
     }
     precondition(dtype.isFloatingPoint, lossDTypeMessage(op: kind.opName, dtype))
+    if _slowPath(input.isCuda || target.isCuda) {
+        return devicePointwiseLoss(kind, input.to(dtype), target.to(dtype), weight: weight, posWeight: posWeight, reduction: reduction)
+    }
     let compute = dtype.computeType
     let shape = broadcastShapes(input.shape, target.shape, op: kind.opName)
     var x = input, t = target
@@ -371,4 +374,31 @@ func pointwiseLoss(_ kind: PointwiseLossKind, _ input: Tensor, _ target: Tensor,
         }
     }
     return compute == dtype ? out : out.to(dtype)
+}
+
+/// A pointwise loss on a GPU, composed from the device's ops (autograd differentiates the composition): the same
+/// formulas as the fused CPU kernels, including BCE's log clamp at -100 and the stable form of BCE with logits.
+private func devicePointwiseLoss(_ kind: PointwiseLossKind, _ x: Tensor, _ t: Tensor, weight: Tensor?, posWeight: Tensor?,
+                                 reduction: nn.Reduction) -> Tensor {
+    var loss: Tensor
+    switch kind {
+    case .mse:
+        let d = x - t
+        loss = d * d
+    case .smoothL1(let beta):
+        let z = (x - t).abs()
+        loss = torch.where(z .< beta, z * z * (0.5 / beta), z - 0.5 * beta)
+    case .huber(let delta):
+        let z = (x - t).abs()
+        loss = torch.where(z .< delta, z * z * 0.5, (z - 0.5 * delta) * delta)
+    case .binaryCrossEntropy:
+        loss = -(t * torch.clamp(x.log(), min: -100) + (1 - t) * torch.clamp((1 - x).log(), min: -100))
+    case .binaryCrossEntropyWithLogits:
+        // (1 - t)·x + (1 + (pw - 1)·t)·(log(1 + e^(-|x|)) + max(-x, 0))
+        let softplus = ((-x.abs()).exp() + 1).log() + (-x).relu()
+        let scale = posWeight.map { ($0 - 1) * t + 1 } ?? torch.onesLike(t)
+        loss = (1 - t) * x + scale * softplus
+    }
+    if let weight { loss = loss * weight }
+    return applyLossReduction(loss, reduction)
 }

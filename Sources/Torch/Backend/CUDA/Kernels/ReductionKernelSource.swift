@@ -63,6 +63,12 @@ enum ReductionKernelSource {
         let acc = accumulatorType(input)
         let load = KernelPrelude.load("p[k]", input, as: "A")
         let loadStrided = KernelPrelude.load("p[k * args.inner]", input, as: "A")
+        // The accumulator (and, for extrema, its position) written to output `slot`.
+        func storeResult(_ slot: String, indent: String) -> String {
+            var t = "\(indent)out[\(slot)] = \(KernelPrelude.store("a", output));\n"
+            if op.producesIndex || op.isExtremum { t += "\(indent)if (index_out) index_out[\(slot)] = ia;\n" }
+            return t
+        }
         var s = "extern \"C\" __global__ void \(name)(const stcu_red_args args) {\n"
         s += "    typedef \(acc) A;\n"
         s += "    const \(inType) *in = (const \(inType) *)args.in;\n"
@@ -94,10 +100,7 @@ enum ReductionKernelSource {
         s += "        if (threadIdx.x == 0) {\n"
         s += "            for (int w = 1; w < warps; w++) { A b = warp_a[w]; long long ib = warp_i[w]; ST_COMBINE(a, ia, b, ib); }\n"
         s += "            const long long slot = row * args.partials + part;\n"
-        s += "            out[slot] = \(KernelPrelude.store("a", output));\n"
-        if op.producesIndex || op.isExtremum {
-            s += "            if (index_out) index_out[slot] = ia;\n"
-        }
+        s += storeResult("slot", indent: "            ")
         s += "        }\n"
         s += "        return;\n"
         s += "    }\n"
@@ -107,10 +110,7 @@ enum ReductionKernelSource {
         s += "        const \(inType) *p = in + o * args.length * args.inner + r;\n"
         s += "        A a = \(identity(op, input)); long long ia = 0x7fffffffffffffffLL;\n"
         s += "        for (long long k = 0; k < args.length; k++) { A b = \(loadStrided); long long ib = k; ST_COMBINE(a, ia, b, ib); }\n"
-        s += "        out[j] = \(KernelPrelude.store("a", output));\n"
-        if op.producesIndex || op.isExtremum {
-            s += "        if (index_out) index_out[j] = ia;\n"
-        }
+        s += storeResult("j", indent: "        ")
         s += "    }\n"
         s += "    #undef ST_COMBINE\n"
         s += "}\n"

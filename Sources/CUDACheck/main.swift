@@ -1,0 +1,233 @@
+// cuda-check: every CUDA op family against the CPU on a real GPU (or, with --emulator, on the host emulator),
+// then the training checks and the speed cases of issue 25. One `PASS`/`FAIL` line per check; exit 0 only when
+// all pass. Runs where no Swift is installed: `../shared/tools/device-pack cuda-check` packs a static build.
+//
+//   cuda-check [--emulator] [--skip-bench] [--quick]
+import Foundation
+import Torch
+
+var useEmulator = false, runBench = true, quick = false
+for a in CommandLine.arguments.dropFirst() {
+    switch a {
+    case "--emulator": useEmulator = true
+    case "--skip-bench": runBench = false
+    case "--quick": quick = true
+    case "--expect-mixed-device-error":
+        // Run by the parent as a child process: mixing devices must stop with PyTorch's message.
+        _ = torch.ones(2).cuda() + torch.ones(2)
+        exit(0)
+    default:
+        FileHandle.standardError.write(Data("usage: cuda-check [--emulator] [--skip-bench] [--quick]\n".utf8))
+        exit(2)
+    }
+}
+if useEmulator { setenv("SWIFTTORCH_CUDA_EMULATOR", "1", 1) }
+guard torch.cuda.isAvailable() else {
+    print("FAIL cuda.isAvailable: \(torch.cuda.unavailableReason ?? "?")")
+    exit(1)
+}
+let info = CUDAInfo.current
+print("# \(info.devices.joined(separator: ", ")), driver \(info.driver)\(info.emulated ? " (emulator)" : "")")
+for (name, path) in info.libraries { print("# \(name): \(path ?? "not found")") }
+
+let cuda = Device.cuda(0)
+var failures = 0, passes = 0
+
+func report(_ name: String, _ ok: Bool, _ detail: String = "") {
+    if ok { passes += 1 } else { failures += 1 }
+    print("\(ok ? "PASS" : "FAIL") \(name)\(detail.isEmpty ? "" : ": " + detail)")
+}
+
+/// Largest relative difference of two tensors (NaNs must match).
+func maxError(_ a: Tensor, _ b: Tensor) -> Double? {
+    guard a.shape == b.shape, a.dtype == b.dtype else { return nil }
+    let x = a.cpu().toArray(as: Double.self), y = b.cpu().toArray(as: Double.self)
+    var worst = 0.0
+    for (p, q) in zip(x, y) {
+        if p.isNaN || q.isNaN { if p.isNaN != q.isNaN { return .infinity }; continue }
+        if p == q { continue }
+        worst = max(worst, abs(p - q) / max(1, abs(q)))
+    }
+    return worst
+}
+
+func check(_ name: String, tol: Double, _ gpu: () -> Tensor, _ cpu: () -> Tensor) {
+    let g = gpu(), c = cpu()
+    guard g.device == cuda else { return report(name, false, "result on \(g.device)") }
+    guard let e = maxError(g, c) else { return report(name, false, "shape/dtype \(g.shape) \(g.dtype) vs \(c.shape) \(c.dtype)") }
+    report(name, e <= tol, "max rel. error \(e) (tol \(tol))")
+}
+
+// MARK: values, every family and dtype
+
+torch.manualSeed(0)
+let floatTypes: [(DType, Double)] = [(.float32, 1e-5), (.float64, 1e-12), (.float16, 2e-3), (.bfloat16, 1e-2)]
+let a = torch.rand(6, 1, 33) * 1.6 - 0.8, b = torch.rand(5, 33) * 1.6 - 0.8
+for (dt, tol) in floatTypes {
+    let x = a.to(dt), y = (b + 1.5).to(dt), xd = x.cuda(), yd = y.cuda()
+    let binaries: [(String, (Tensor, Tensor) -> Tensor)] = [
+        ("add", { $0 + $1 }), ("sub", { $0 - $1 }), ("mul", { $0 * $1 }), ("div", { $0 / $1 }), ("maximum", { $0.maximum($1) }),
+        ("pow", { $0.abs().pow($1) }), ("atan2", { $0.atan2($1) }), ("remainder", { $0.remainder($1) }), ("scalar", { $0 * 3 - $1 / 2 })]
+    for (name, f) in binaries {
+        check("binary \(name) \(dt.name) broadcast", tol: tol, { f(xd, yd) }, { f(x, y) })
+    }
+    let unaries: [(String, (Tensor) -> Tensor)] = [
+        ("exp", { $0.exp() }), ("log", { $0.abs().log() }), ("tanh", { $0.tanh() }), ("sigmoid", { $0.sigmoid() }),
+        ("sqrt", { $0.abs().sqrt() }), ("erf", { $0.erf() }), ("relu", { $0.relu() }), ("sin", { $0.sin() }), ("round", { $0.round() })]
+    for (name, f) in unaries {
+        check("unary \(name) \(dt.name)", tol: tol, { f(xd) }, { f(x) })
+    }
+    check("strided transpose \(dt.name)", tol: tol, { (xd.squeeze(1).t() * 2).contiguous() }, { (x.squeeze(1).t() * 2).contiguous() })
+    check("sum dim \(dt.name)", tol: tol * 10, { xd.sum(dim: 2) }, { x.sum(dim: 2) })
+    check("sum all \(dt.name)", tol: tol * 10, { xd.sum() }, { x.sum() })
+    check("amax \(dt.name)", tol: 0, { xd.amax(dim: [0, 2]) }, { x.amax(dim: [0, 2]) })
+    check("argmax \(dt.name)", tol: 0, { xd.argmax(dim: 2) }, { x.argmax(dim: 2) })
+    check("softmax \(dt.name)", tol: tol * 10, { xd.softmax(dim: 2) }, { x.softmax(dim: 2) })
+    check("compare \(dt.name)", tol: 0, { xd .> yd }, { x .> y })
+}
+let ints = torch.randint(-50, 50, [7, 9]), small = torch.randint(1, 6, [9])
+let integerCases: [(String, (Tensor, Tensor) -> Tensor)] = [
+    ("add", { $0 + $1 }), ("mul", { $0 * $1 }), ("floorDivide", { $0.floorDivide($1) }), ("remainder", { $0.remainder($1) }),
+    ("sum", { ($0 * $1).sum(dim: 0) }), ("cast", { $0.to(.float32) / $1.to(.float64) })]
+for (name, f) in integerCases {
+    check("int64 \(name)", tol: 1e-12, { f(ints.cuda(), small.cuda()) }, { f(ints, small) })
+}
+for from in DType.allCases {
+    for to in DType.allCases {
+        let src = (torch.arange(-6, 6).reshape(3, 4)).to(from)
+        check("cast \(from.name)->\(to.name)", tol: 0, { src.cuda().to(to) }, { src.to(to) })
+    }
+}
+for dt in [DType.float32, .float64] {
+    let m = torch.randn(65, 33).to(dt), n = torch.randn(33, 17).to(dt)
+    let tol = dt == .float32 ? 1e-4 : 1e-10
+    check("mm \(dt.name)", tol: tol, { m.cuda().mm(n.cuda()) }, { m.mm(n) })
+    check("mm transposed \(dt.name)", tol: tol, { n.cuda().t().mm(m.cuda().t()) }, { n.t().mm(m.t()) })
+    check("addmm \(dt.name)", tol: tol, { torch.addmm(torch.ones(17, dtype: dt).cuda(), m.cuda(), n.cuda(), beta: 0.5, alpha: 2) },
+          { torch.addmm(torch.ones(17, dtype: dt), m, n, beta: 0.5, alpha: 2) })
+    check("bmm \(dt.name)", tol: tol, { m.reshape(5, 13, 33).cuda().bmm(n.cuda().expand(5, 33, 17)) }, { m.reshape(5, 13, 33).bmm(n.expand(5, 33, 17)) })
+}
+
+// MARK: gradients
+
+do {
+    torch.manualSeed(1)
+    let w = torch.randn(8, 5), x = torch.randn(4, 8), labels = torch.randint(0, 5, [4])
+    func grads(_ device: Device) -> [Tensor] {
+        let wd = w.to(device).requiresGrad_(), xd = x.to(device).requiresGrad_()
+        let loss = F.crossEntropy(xd.mm(wd).tanh() * 2, labels.to(device)) + (xd.sigmoid() * xd.relu()).mean()
+        loss.backward()
+        return [loss.detach(), wd.grad!, xd.grad!]
+    }
+    let g = grads(cuda), c = grads(.cpu)
+    for (i, name) in ["loss", "grad w", "grad x"].enumerated() { check("autograd \(name)", tol: 1e-5, { g[i] }, { c[i] }) }
+}
+
+// MARK: training: tutorial 000's MLP (784-512-256-10 with BatchNorm) and tutorial 003's two-layer net
+
+func trainLosses(_ device: Device, adam: Bool, steps: Int) -> [Double] {
+    torch.manualSeed(2)
+    let model = nn.Sequential(nn.Linear(784, 512, bias: false), nn.BatchNorm1d(512), nn.ReLU(), nn.Linear(512, 256, bias: false),
+                              nn.BatchNorm1d(256), nn.ReLU(), nn.Linear(256, 10))
+    model.to(device)
+    let opt: optim.Optimizer = adam ? optim.Adam(model.parameters(), lr: 1e-3) : optim.SGD(model.parameters(), lr: 0.05, momentum: 0.9)
+    let x = torch.rand(64, 784).to(device), y = torch.randint(0, 10, [64]).to(device)
+    var losses: [Double] = []
+    for _ in 0..<steps {
+        opt.zeroGrad()
+        let loss = F.crossEntropy(model(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    }
+    return losses
+}
+for adam in [false, true] {
+    let g = trainLosses(cuda, adam: adam, steps: 10), c = trainLosses(.cpu, adam: adam, steps: 10)
+    let worst = zip(g, c).map { abs($0 - $1) }.max() ?? .infinity
+    report("tutorial 000 MLP, 10 steps, \(adam ? "Adam" : "SGD")", worst < 1e-3, "max |loss diff| \(worst), last \(g.last!) vs \(c.last!)")
+}
+do {
+    // Tutorial 003: a two-layer net on random data (64×1000 → 100 → 10), plain SGD on the sum of squares.
+    func run(_ device: Device) -> Double {
+        torch.manualSeed(3)
+        let x = torch.randn(64, 1000).to(device), y = torch.randn(64, 10).to(device)
+        let model = nn.Sequential(nn.Linear(1000, 100), nn.ReLU(), nn.Linear(100, 10)).to(device)
+        let opt = optim.SGD(model.parameters(), lr: 1e-4)
+        var last = 0.0
+        for _ in 0..<50 {
+            opt.zeroGrad()
+            let loss = F.mseLoss(model(x), y, reduction: .sum)
+            loss.backward()
+            opt.step()
+            last = loss.item()
+        }
+        return last
+    }
+    let g = run(cuda), c = run(.cpu)
+    report("tutorial 003 two-layer net, 50 steps", abs(g - c) <= 1e-3 * max(1, abs(c)), "loss \(g) vs \(c)")
+}
+
+// MARK: save/load and errors
+
+do {
+    let path = NSTemporaryDirectory() + "cuda-check-\(getpid()).pt"
+    defer { unlink(path) }
+    let t = torch.arange(0, 6).float().reshape(2, 3).cuda()
+    try torch.save(t, path)
+    let back = try torch.load(path, mapLocation: "cuda")
+    if case .tensor(let u) = back { check("save/load cuda tensor", tol: 0, { u }, { t.cpu() }) } else { report("save/load cuda tensor", false) }
+} catch { report("save/load cuda tensor", false, "\(error)") }
+do {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+    p.arguments = ["--expect-mixed-device-error"]
+    p.environment = ProcessInfo.processInfo.environment
+    let pipe = Pipe()
+    p.standardError = pipe
+    p.standardOutput = Pipe()
+    try p.run()
+    let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    p.waitUntilExit()
+    report("mixed devices stop with PyTorch's message", p.terminationStatus != 0
+           && text.contains("Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"))
+} catch { report("mixed devices", false, "\(error)") }
+
+// MARK: speed (issue 25's cases; PyTorch's twin: scripts/bench_cuda_pytorch.py)
+
+func timeIt(_ reps: Int, _ body: () -> Void) -> Double {
+    body(); torch.cuda.synchronize()
+    var best = Double.infinity
+    for _ in 0..<(quick ? 3 : 7) {
+        let t0 = DispatchTime.now().uptimeNanoseconds
+        for _ in 0..<reps { body() }
+        torch.cuda.synchronize()
+        best = min(best, Double(DispatchTime.now().uptimeNanoseconds - t0) / Double(reps) / 1000)
+    }
+    return best
+}
+if runBench && !info.emulated {
+    let p = torch.rand(10).cuda(), q = torch.rand(10).cuda()
+    print(String(format: "BENCH a+b 10 floats: %.2f us/op", timeIt(2000) { _ = p + q }))
+    let w = torch.rand(10).cuda().requiresGrad_(), x = torch.rand(10).cuda()
+    print(String(format: "BENCH (w*x).sum().backward() 10 floats: %.1f us", timeIt(500) { (w * x).sum().backward() }))
+    for adam in [false, true] {
+        torch.manualSeed(4)
+        let model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(), nn.Linear(256, 10)).to(cuda)
+        let opt: optim.Optimizer = adam ? optim.Adam(model.parameters(), lr: 1e-3) : optim.SGD(model.parameters(), lr: 0.01)
+        let xb = torch.rand(64, 784).cuda(), yb = torch.randint(0, 10, [64]).cuda()
+        let us = timeIt(200) { opt.zeroGrad(); F.crossEntropy(model(xb), yb).backward(); opt.step() }
+        print(String(format: "BENCH MLP 784-512-256-10 train step batch 64 %@: %.0f us", adam ? "Adam" : "SGD", us))
+    }
+    for n in [4096, 8192] {
+        let m1 = torch.rand(n, n).cuda(), m2 = torch.rand(n, n).cuda()
+        let us = timeIt(n == 4096 ? 20 : 5) { _ = m1.mm(m2) }
+        print(String(format: "BENCH sgemm %d: %.0f GFLOP/s", n, 2 * pow(Double(n), 3) / us / 1000))
+    }
+    let big = torch.rand(64 << 20).cuda()
+    let us = timeIt(20) { _ = big + big }
+    print(String(format: "BENCH a+a 64 Mi floats: %.0f GB/s", 2 * Double(64 << 20) * 4 / us / 1000))
+}
+
+print("\(passes) passed, \(failures) failed")
+exit(failures == 0 ? 0 : 1)
