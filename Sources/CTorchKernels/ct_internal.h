@@ -29,6 +29,17 @@ enum { CT_ISA_BASELINE = 0, CT_ISA_AVX2 = 1, CT_ISA_AVX512 = 2 };
 #define CT_PICK(NAME) NAME##_base
 #endif
 
+// CT_PICK for kernels whose call works on `bytes` bytes: the AVX2 instantiation instead of the AVX-512 one
+// below ct_avx512_min_bytes() (CPUs whose clock drops for 512-bit code; isa.c).
+#if CT_X86
+#define CT_PICK_SIZED(NAME, bytes)                                                                    \
+  (ct_isa_level() == CT_ISA_AVX512 && (size_t)(bytes) >= ct_avx512_min_bytes() ? NAME##_avx512       \
+   : ct_isa_level() >= CT_ISA_AVX2                                              ? NAME##_avx2         \
+                                                                                : NAME##_base)
+#else
+#define CT_PICK_SIZED(NAME, bytes) NAME##_base
+#endif
+
 #define CT_INLINE static inline __attribute__((always_inline))
 #define CT_ALIGN 64
 

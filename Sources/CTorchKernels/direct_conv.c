@@ -33,7 +33,7 @@
 #define CT_DC_TB 4
 #include "direct_conv_kernel.inc"
 
-int64_t ct_direct_conv_block_f32(void) { return CT_PICK(dc_block)(); }
+int64_t ct_direct_conv_block_f32(int64_t cout) { return CT_PICK(dc_block)(cout); }
 
 int64_t ct_direct_conv_width_f32(void) { return CT_PICK(dc_width)(); }
 
@@ -43,6 +43,10 @@ void ct_direct_conv_f32(const float *x, int64_t cin, int64_t plane, const int64_
 }
 
 void ct_direct_conv_wgrad_f32(const float *dy, int64_t dystride, int64_t cout, const float *x, int64_t cin,
-                              int64_t plane, const int64_t *off, int64_t taps, int64_t nj, float *dw) {
-  CT_PICK(dc_wgrad)(dy, dystride, cout, x, cin, plane, off, taps, nj, dw);
+                              int64_t plane, const int64_t *off, int64_t taps, int64_t nj, float *dw_lanes) {
+  CT_PICK(dc_wgrad)(dy, dystride, cout, x, cin, plane, off, taps, nj, dw_lanes);
+}
+
+void ct_direct_conv_wgrad_reduce_f32(const float *dw_lanes, int64_t count, float *dw) {
+  CT_PICK(dc_wgrad_reduce)(dw_lanes, count, dw);
 }

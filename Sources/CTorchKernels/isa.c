@@ -8,6 +8,9 @@
 #include <string.h>
 #include <stdint.h>
 #include <unistd.h>
+#if CT_X86
+#include <cpuid.h>
+#endif
 
 static int detect_hw(void) {
 #if CT_X86
@@ -38,6 +41,14 @@ int ct_isa_level(void) {
   }
   atomic_store_explicit(&g_level, l, memory_order_relaxed);
   return l;
+}
+
+int ct_set_isa_level(int level) {
+  int old = ct_isa_level(), hw = detect_hw();
+  if (level < CT_ISA_BASELINE) level = CT_ISA_BASELINE;
+  if (level > hw) level = hw;
+  atomic_store_explicit(&g_level, level, memory_order_relaxed);
+  return old;
 }
 
 const char *ct_isa_name(void) {
@@ -108,5 +119,56 @@ size_t ct_prefetch_min_bytes(void) {
 size_t ct_set_prefetch_min_bytes(size_t bytes) {
   size_t old = ct_prefetch_min_bytes();
   atomic_store_explicit(&g_prefetch_min, bytes ? bytes : 1, memory_order_relaxed);
+  return old;
+}
+
+// Smallest call (bytes of its main operand) that runs a 512-bit instantiation when AVX-512 is selected; smaller
+// calls of the kernels that ask (CT_PICK_SIZED: the vector math and sums, ops of their own that often are a
+// step's only 512-bit work) run the AVX2 one.
+//
+// Intel Skylake-SP/-X, Cascade Lake and Cooper Lake (family 6, model 0x55) lower the core's clock while they run
+// 512-bit floating-point instructions (the "AVX-512 license") and keep it lowered for about half a millisecond
+// after the last one, so a short 512-bit burst slows all the scalar and Swift code around it. Measured on a Cascade
+// Lake (Xeon @ 2.5 GHz, 2 vCPUs, thread CPU time): a 10-float exp or sum between ~4 us of scalar work made the loop
+// 1.15x slower than with the AVX2 kernels, as did Benchmarks' mul_sum_backward_10 (1.15x) and maxpool2d_fwdbwd
+// (1.14x), whose only 512-bit work is one sum per step. A call pays for the lowered clock when it saves more than
+// ~15 % of that half millisecond (~100 us): AVX-512 exp, log, tanh and sigmoid save ~0.75 ns a float over AVX2
+// (measured at 1K-128K floats), which breaks even at ~0.5 MB of floats, so 1 MB with a margin; sums save at most
+// ~17 % of a load-bound loop and are memory-bound above 1 MB. Convolution, GEMM, batch-norm and LSTM-cell kernels stay 512-bit: the first two gain 1.6-2x on
+// their own long calls (LeNet-5's step spends half its time there), far more than the clock costs the rest, and
+// the others run between them, when the clock is lowered already.
+// Zero (512-bit whenever AVX-512 is selected) elsewhere: AMD Zen 4 runs 512-bit instructions as two 256-bit halves
+// at an unchanged clock, and Ice Lake and later Intel cores lower it little or not at all.
+static size_t detect_avx512_min_bytes(void) {
+#if CT_X86
+  unsigned eax, ebx, ecx, edx;
+  __builtin_cpu_init();
+  if (__builtin_cpu_is("intel") && __get_cpuid(1, &eax, &ebx, &ecx, &edx)) {
+    unsigned family = (eax >> 8) & 0xf, model = ((eax >> 4) & 0xf) | (((eax >> 16) & 0xf) << 4);
+    if (family == 6 && model == 0x55) return (size_t)1 << 20;
+  }
+#endif
+  return 0;
+}
+
+static _Atomic size_t g_avx512_min = SIZE_MAX;  // SIZE_MAX: not decided yet
+
+size_t ct_avx512_min_bytes(void) {
+  size_t v = atomic_load_explicit(&g_avx512_min, memory_order_relaxed);
+  if (v != SIZE_MAX) return v;
+  v = detect_avx512_min_bytes();
+  const char *env = getenv("CTORCH_AVX512_MIN_BYTES");
+  if (env && *env) {
+    char *end = NULL;
+    unsigned long long want = strtoull(env, &end, 10);
+    if (end && *end == 0 && want < SIZE_MAX) v = (size_t)want;
+  }
+  atomic_store_explicit(&g_avx512_min, v, memory_order_relaxed);
+  return v;
+}
+
+size_t ct_set_avx512_min_bytes(size_t bytes) {
+  size_t old = ct_avx512_min_bytes();
+  atomic_store_explicit(&g_avx512_min, bytes == SIZE_MAX ? SIZE_MAX - 1 : bytes, memory_order_relaxed);
   return old;
 }

@@ -10,11 +10,11 @@
 #include "ct_per_isa.h"
 
 
-void ct_vexp_f32(const float *x, float *y, int64_t n) { CT_PICK(vexp)(x, y, n); }
-void ct_vlog_f32(const float *x, float *y, int64_t n) { CT_PICK(vlog)(x, y, n); }
-void ct_vtanh_f32(const float *x, float *y, int64_t n) { CT_PICK(vtanh)(x, y, n); }
-void ct_vsigmoid_f32(const float *x, float *y, int64_t n) { CT_PICK(vsigmoid)(x, y, n); }
-float ct_vsum_f32(const float *x, int64_t n) { return CT_PICK(vsum)(x, n); }
+void ct_vexp_f32(const float *x, float *y, int64_t n) { CT_PICK_SIZED(vexp, n * 4)(x, y, n); }
+void ct_vlog_f32(const float *x, float *y, int64_t n) { CT_PICK_SIZED(vlog, n * 4)(x, y, n); }
+void ct_vtanh_f32(const float *x, float *y, int64_t n) { CT_PICK_SIZED(vtanh, n * 4)(x, y, n); }
+void ct_vsigmoid_f32(const float *x, float *y, int64_t n) { CT_PICK_SIZED(vsigmoid, n * 4)(x, y, n); }
+float ct_vsum_f32(const float *x, int64_t n) { return CT_PICK_SIZED(vsum, n * 4)(x, n); }
 
 void ct_prefetch_ahead(const void *w, size_t wbytes, const void *r1, size_t r1bytes, const void *r2,
                        size_t r2bytes) {

@@ -15,6 +15,17 @@ extern "C" {
 
 /// 0 = baseline, 1 = AVX2+FMA, 2 = AVX-512F. Honors CTORCH_ISA=baseline|avx2|avx512 when set.
 int ct_isa_level(void);
+/// Replaces the selected ISA level (clamped to what the CPU supports) and returns the previous one, for tests
+/// that compare the instantiations in one process. Not for use while other threads run kernels.
+int ct_set_isa_level(int level);
+/// With AVX-512 selected, the vector-math and sum kernels (ct_vexp_f32 ... ct_vsum_f32) run their 512-bit code only for
+/// calls on at least this many bytes and the AVX2 code below (0: always 512-bit). Chosen once from the CPU's
+/// vendor and model (Intel Skylake-SP/Cascade Lake lower the clock for 512-bit code; see isa.c), overridable
+/// with CTORCH_AVX512_MIN_BYTES=<bytes>.
+size_t ct_avx512_min_bytes(void);
+/// Replaces that threshold (0: 512-bit whenever AVX-512 is selected), for tests and measurements; returns the
+/// previous value.
+size_t ct_set_avx512_min_bytes(size_t bytes);
 /// Name of the selected ISA ("avx512", "avx2", "baseline").
 const char *ct_isa_name(void);
 
@@ -184,19 +195,24 @@ void ct_winograd_grad_plane_f32(const float *dy, int64_t oh, int64_t ow, int64_t
 
 // MARK: - Direct convolution (few channels, stride 1; Torch's DirectConvolution.swift drives it)
 
-/// Output channels per forward tile of this CPU's kernel (the weight packing's block) and floats per vector.
-int64_t ct_direct_conv_block_f32(void);
+/// Output channels per forward block for `cout` output channels (the weight packing's block; it depends on
+/// the ISA level, so pack and run under the same one) and floats per vector.
+int64_t ct_direct_conv_block_f32(int64_t cout);
 int64_t ct_direct_conv_width_f32(void);
 /// y[co * ystride + j] = bias[co] + sum over c < cin, t < taps of w[co][c][t] * x[c * plane + off[t] + j], for
 /// co < cout and j < nj rounded up to two vectors (x must be readable and y writable that far). `wp` is the weight
-/// packed per block of ct_direct_conv_block_f32() output channels as [block][c][t][channel in block], zero past
-/// cout; `bias` is NULL or padded to whole blocks.
+/// packed per block of ct_direct_conv_block_f32(cout) output channels as [block][c][t][channel in block], zero
+/// past cout; `bias` is NULL or padded to whole blocks.
 void ct_direct_conv_f32(const float *x, int64_t cin, int64_t plane, const int64_t *off, int64_t taps,
                         const float *wp, const float *bias, int64_t cout, float *y, int64_t ystride, int64_t nj);
-/// dw[(co * cin + c) * taps + t] += sum over j < nj of dy[co * dystride + j] * x[c * plane + off[t] + j];
-/// nj a multiple of ct_direct_conv_width_f32().
+/// Lane-wise weight-gradient sums: with L = ct_direct_conv_width_f32(), lane l of
+/// dw_lanes[((co * cin + c) * taps + t) * L + l] += sum over j < nj, j = l (mod L), of
+/// dy[co * dystride + j] * x[c * plane + off[t] + j]; nj a multiple of L. Call it per image on one buffer
+/// (zeroed first), then ct_direct_conv_wgrad_reduce_f32 once.
 void ct_direct_conv_wgrad_f32(const float *dy, int64_t dystride, int64_t cout, const float *x, int64_t cin,
-                              int64_t plane, const int64_t *off, int64_t taps, int64_t nj, float *dw);
+                              int64_t plane, const int64_t *off, int64_t taps, int64_t nj, float *dw_lanes);
+/// dw[i] = the sum of the L lanes of dw_lanes[i * L ..< (i + 1) * L] for i < count.
+void ct_direct_conv_wgrad_reduce_f32(const float *dw_lanes, int64_t count, float *dw);
 
 #ifdef __cplusplus
 }

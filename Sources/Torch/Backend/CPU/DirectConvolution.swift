@@ -78,7 +78,7 @@ private func copyPadded(_ src: UnsafePointer<Float>, channels: Int, height: Int,
 /// Weights `[cout, cin, taps]` (read through `weight(co, c, t)`) packed for `ct_direct_conv_f32`:
 /// `[block][c][t][co in block]`, zero past `cout`.
 private func packDirectWeights(cout: Int, cin: Int, taps: Int, _ weight: (Int, Int, Int) -> Float) -> [Float] {
-    let mb = Int(ct_direct_conv_block_f32())
+    let mb = Int(ct_direct_conv_block_f32(Int64(cout)))
     let blocks = (cout + mb - 1) / mb
     var packed = [Float](repeating: 0, count: blocks * mb * cin * taps)
     for co in 0..<cout {
@@ -90,7 +90,7 @@ private func packDirectWeights(cout: Int, cin: Int, taps: Int, _ weight: (Int, I
 
 private func paddedBias(_ bias: UnsafePointer<Float>?, count: Int) -> [Float]? {
     guard let bias else { return nil }
-    let mb = Int(ct_direct_conv_block_f32())
+    let mb = Int(ct_direct_conv_block_f32(Int64(count)))
     var b = [Float](repeating: 0, count: (count + mb - 1) / mb * mb)
     for i in 0..<count { b[i] = bias[i] }
     return b
@@ -181,7 +181,9 @@ func directWeightGradient(_ dy: UnsafePointer<Float>, _ x: UnsafePointer<Float>,
     let partials = ScratchBuffer<Float>(count: chunks * wCount)
     partials.pointer.update(repeating: 0, count: chunks * wCount)
     forEachImageChunk(n, chunks: chunks) { chunk, images in
-        let acc = partials.pointer + chunk * wCount
+        // Lane-wise sums over the chunk's images, reduced across lanes once (ct_direct_conv_wgrad_f32).
+        let lanes = ScratchBuffer<Float>(count: wCount * vector)
+        lanes.pointer.update(repeating: 0, count: wCount * vector)
         let xs = ScratchBuffer<Float>(count: wide.inputCount), gs = ScratchBuffer<Float>(count: cout * positions)
         gs.pointer.update(repeating: 0, count: cout * positions)
         wide.offsets.withUnsafeBufferPointer { off in
@@ -194,11 +196,13 @@ func directWeightGradient(_ dy: UnsafePointer<Float>, _ x: UnsafePointer<Float>,
                     }
                 }
                 ct_direct_conv_wgrad_f32(gs.pointer, Int64(positions), Int64(cout), xs.pointer, Int64(cin), Int64(wide.plane),
-                                         off.baseAddress, Int64(off.count), Int64(positions), acc)
+                                         off.baseAddress, Int64(off.count), Int64(positions), lanes.pointer)
             }
         }
+        ct_direct_conv_wgrad_reduce_f32(lanes.pointer, Int64(wCount), partials.pointer + chunk * wCount)
         gs.free()
         xs.free()
+        lanes.free()
     }
     dw.update(from: partials.pointer, count: wCount)
     for c in 1..<Swift.max(chunks, 1) {
