@@ -108,6 +108,75 @@ for dt in [DType.float32, .float64] {
     check("bmm \(dt.name)", tol: tol, { m.reshape(5, 13, 33).cuda().bmm(n.cuda().expand(5, 33, 17)) }, { m.reshape(5, 13, 33).bmm(n.expand(5, 33, 17)) })
 }
 
+// MARK: index ops, joins, scans, norms, layers and optimizers (one program per check, run on both devices)
+
+func checkOnBoth(_ name: String, tol: Double, _ program: (Device) -> [Tensor]) {
+    let g = program(cuda), c = program(.cpu)
+    for (k, (gt, ct)) in zip(g, c).enumerated() { check(g.count == 1 ? name : "\(name) #\(k)", tol: tol, { gt }, { ct }) }
+}
+func seeded(_ shape: [Int], _ seed: UInt64, _ device: Device) -> Tensor {
+    torch.manualSeed(seed)
+    return torch.randn(shape).to(device)
+}
+checkOnBoth("advanced indexing read/write and gradient", tol: 1e-5) { dev in
+    let x = seeded([300, 70], 20, dev).requiresGrad_()
+    let idx = torch.randint(-300, 300, [1000]).to(dev)
+    let y = x[idx] + x[TensorIndex.all, torch.tensor([69, 0, 3])].sum()
+    y.pow(2).sum().backward()
+    let w = seeded([300, 70], 21, dev)
+    w.indexPut_([idx], torch.ones(1000, 70).to(dev), accumulate: true)
+    w[w .> 1.5] = torch.tensor(0.0)
+    return [y, x.grad!, w, w.maskedSelect(w .< -1), (w .< -2).nonzero()]
+}
+checkOnBoth("gather / scatterAdd / indexSelect / indexAdd_ / maskedFill", tol: 1e-5) { dev in
+    let x = seeded([64, 500], 22, dev)
+    let idx = torch.randint(0, 500, [64, 800]).to(dev)
+    return [x.gather(1, idx), torch.zeros(64, 500).to(dev).scatterAdd(1, idx, x.gather(1, idx)),
+            x.indexSelect(0, torch.randint(0, 64, [100]).to(dev)),
+            torch.zeros(10, 500).to(dev).indexAdd_(0, torch.randint(0, 10, [64]).to(dev), x), x.maskedFill(x .> 0, 2)]
+}
+checkOnBoth("cat / stack / cumsum / cumprod / var / std / norm", tol: 1e-4) { dev in
+    let x = seeded([40, 3000], 23, dev)
+    return [torch.cat([x, x * 2], dim: 1), torch.stack([x, x], dim: 2), x.cumsum(dim: 1), (x * 0.01 + 1).cumprod(dim: 0),
+            x.var(dim: 1), x.std(), x.norm(), x.norm(p: 3, dim: 0)]
+}
+checkOnBoth("Embedding, LayerNorm, GroupNorm forward and backward", tol: 1e-4) { dev in
+    torch.manualSeed(24)
+    let emb = nn.Embedding(1000, 64, paddingIdx: 0), ln = nn.LayerNorm(64), gn = nn.GroupNorm(4, 32)
+    emb.to(dev); ln.to(dev); gn.to(dev)
+    let tokens = torch.randint(0, 1000, [32, 20]).to(dev)
+    let h = ln(emb(tokens))
+    let z = gn(h.reshape(32, 20, 32, 2).permute(0, 2, 1, 3))
+    (h.pow(2).sum() + z.sum()).backward()
+    return [h, z, emb.weight.grad!, ln.weight!.grad!]
+}
+for name in ["RMSprop", "Adagrad", "Adadelta", "Adamax"] {
+    checkOnBoth("\(name), 5 steps", tol: 1e-4) { dev in
+        torch.manualSeed(25)
+        let model = nn.Linear(100, 10)
+        model.to(dev)
+        let ps = model.parameters()
+        let opt: optim.Optimizer = name == "RMSprop" ? optim.RMSprop(ps, lr: 0.01, momentum: 0.9, centered: true)
+            : name == "Adagrad" ? optim.Adagrad(ps, lr: 0.1) : name == "Adadelta" ? optim.Adadelta(ps) : optim.Adamax(ps)
+        let x = seeded([64, 100], 26, dev)
+        for _ in 0..<5 {
+            opt.zeroGrad()
+            model(x).pow(2).mean().backward()
+            _ = nn.utils.clipGradNorm_(ps, maxNorm: 1)
+            opt.step()
+        }
+        return ps.map { $0.detach() }
+    }
+}
+do {
+    torch.manualSeed(27)
+    let u = torch.rand(1 << 20, device: cuda), z = torch.randn(1 << 20, device: cuda)
+    let y = F.dropout(torch.ones(1 << 20, device: cuda), p: 0.25)
+    let stats = [u.mean().item(), z.mean().item(), z.std().item(), (y .!= 0).float().mean().item(), y.max().item()]
+    report("device RNG: rand, randn and dropout statistics", abs(stats[0] - 0.5) < 2e-3 && abs(stats[1]) < 5e-3
+           && abs(stats[2] - 1) < 5e-3 && abs(stats[3] - 0.75) < 2e-3 && abs(stats[4] - 4.0 / 3) < 1e-5, "\(stats)")
+}
+
 // MARK: gradients
 
 do {

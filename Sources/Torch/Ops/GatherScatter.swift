@@ -29,18 +29,24 @@ extension Tensor {
         for i in 0..<self.dim where i != d {
             precondition(index.shape[i] <= shape[i], "gather(): Size does not match at dimension \(i) expected index \(shapeString(index.shape)) to be smaller than self \(shapeString(shape)) apart from dimension \(d)")
         }
-        let out = Tensor(uninitializedShape: index.shape, dtype: dtype)
-        let src = self
-        let item = dtype.itemSize
-        forEachIndexed(index, dim: d, op: "gather", dimSize: shape.isEmpty ? 1 : shape[d]) { lin, coords, t in
-            var off = src.storageOffset
-            for k in 0..<coords.count { off += (k == d ? t : coords[k]) * src.strides[k] }
-            (out.storage.data + lin * item).copyMemory(from: src.storage.data + off * item, byteCount: item)
+        let out: Tensor
+        if !storage.isHost {
+            out = CUDAIndexing.gather(self, dim: d, index: index)
+        } else {
+            precondition(index.storage.isHost, sameDeviceMessage(index.device, .cpu))
+            out = Tensor(uninitializedShape: index.shape, dtype: dtype)
+            let src = self
+            let item = dtype.itemSize
+            forEachIndexed(index, dim: d, op: "gather", dimSize: shape.isEmpty ? 1 : shape[d]) { lin, coords, t in
+                var off = src.storageOffset
+                for k in 0..<coords.count { off += (k == d ? t : coords[k]) * src.strides[k] }
+                (out.storage.data + lin * item).copyMemory(from: src.storage.data + off * item, byteCount: item)
+            }
         }
         if needsGrad {
             let inShape = shape, idx = index
             record("GatherBackward0", out, inputs: [self]) { _, g in
-                [torch.zeros(inShape, dtype: g.dtype).scatterAdd(d, idx, g)]
+                [torch.zeros(inShape, dtype: g.dtype, device: g.device).scatterAdd(d, idx, g)]
             }
         }
         return out
@@ -53,7 +59,7 @@ extension Tensor {
 
     /// A copy of self with `value` written at `index` along `dim`.
     public func scatter(_ dim: Int, _ index: Tensor, value: Double) -> Tensor {
-        scatterImpl(dim, index, torch.full(index.shape, value, dtype: dtype), accumulate: false)
+        scatterImpl(dim, index, torch.full(index.shape, value, dtype: dtype, device: device), accumulate: false)
     }
 
     /// A copy of self with `src` values added at `index` along `dim`.
@@ -77,6 +83,31 @@ extension Tensor {
                      "scatter(): Expected index \(shapeString(index.shape)) to be smaller than src \(shapeString(src.shape)) in every dimension")
         let out = contiguousCopy()
         let s = src.to(dtype)
+        if !storage.isHost {
+            CUDAIndexing.scatter(into: out, dim: d, index: index, src: s, accumulate: accumulate)
+        } else {
+            scatterOnHost(into: out, d, index, s, accumulate: accumulate)
+        }
+        if anyNeedsGrad(self, src) {
+            let idx = index, srcShape = src.shape
+            record(accumulate ? "ScatterAddBackward0" : "ScatterBackward0", out, inputs: [self, src]) { _, g in
+                let gSelf = accumulate ? g : g.scatter(d, idx, torch.zeros(idx.shape, dtype: g.dtype, device: g.device))
+                var gSrc = g.gather(d, idx)
+                if srcShape != idx.shape {
+                    // Only src's leading index-shaped block is read; the rest gets zero gradient.
+                    gSrc = embedGradient(gSrc, into: srcShape) { t in
+                        idx.shape.indices.reduce(t) { $0.narrow($1, 0, idx.shape[$1]) }
+                    }
+                }
+                return [gSelf, gSrc]
+            }
+        }
+        return out
+    }
+
+    /// The CPU scatter: `out[…, index[p], …] (+)= s[p]` for every position p of `index`.
+    private func scatterOnHost(into out: Tensor, _ d: Int, _ index: Tensor, _ s: Tensor, accumulate: Bool) {
+        for t in [index, s] where !t.storage.isHost { preconditionFailure(sameDeviceMessage(t.device, .cpu)) }
         let item = dtype.itemSize
         let outStrides = out.strides, srcStrides = s.strides
         forEachIndexed(index, dim: d, op: "scatter", dimSize: shape.isEmpty ? 1 : shape[d]) { lin, coords, t in
@@ -97,22 +128,6 @@ extension Tensor {
                 (out.storage.data + off * item).copyMemory(from: s.storage.data + srcOff * item, byteCount: item)
             }
         }
-        _ = index.shape  // shape checks happen per element above
-        if anyNeedsGrad(self, src) {
-            let idx = index, srcShape = src.shape
-            record(accumulate ? "ScatterAddBackward0" : "ScatterBackward0", out, inputs: [self, src]) { _, g in
-                let gSelf = accumulate ? g : g.scatter(d, idx, torch.zeros(idx.shape, dtype: g.dtype))
-                var gSrc = g.gather(d, idx)
-                if srcShape != idx.shape {
-                    // Only src's leading index-shaped block is read; the rest gets zero gradient.
-                    gSrc = embedGradient(gSrc, into: srcShape) { t in
-                        idx.shape.indices.reduce(t) { $0.narrow($1, 0, idx.shape[$1]) }
-                    }
-                }
-                return [gSelf, gSrc]
-            }
-        }
-        return out
     }
 }
 

@@ -56,8 +56,11 @@ struct AdvancedIndexPlan {
     let preShape: [Int], preStrides: [Int]
     let bShape: [Int]
     let postShape: [Int], postStrides: [Int]
-    /// Per broadcast position: the element offset selected by the index tensors (bounds-checked).
+    /// Per broadcast position: the element offset selected by the index tensors (bounds-checked); empty
+    /// when the indexed tensor is on a GPU, whose offsets are `deviceOffsets`.
     let offsets: [Int]
+    /// The same offsets as an int64 tensor on the indexed tensor's GPU (bounds-checked by the kernel).
+    let deviceOffsets: Tensor?
 
     var resultShape: [Int] { preShape + bShape + postShape }
 
@@ -69,10 +72,18 @@ struct AdvancedIndexPlan {
         preShape = Array(t.shape[..<start]); preStrides = Array(t.strides[..<start])
         postShape = Array(t.shape[(start + k)...]); postStrides = Array(t.strides[(start + k)...])
         self.bShape = bShape
+        if !t.storage.isHost {
+            offsets = []
+            deviceOffsets = CUDAIndexing.offsets(indices, sizes: Array(t.shape[start..<(start + k)]),
+                                                 strides: Array(t.strides[start..<(start + k)]), shape: bShape, device: t.device)
+            return
+        }
+        deviceOffsets = nil
         let nB = shapeNumel(bShape)
         var offs = [Int](repeating: 0, count: nB)
         for (j, idx) in indices.enumerated() {
             precondition(idx.dtype == .int64 || idx.dtype == .int32, indexDTypeMessage)
+            precondition(idx.storage.isHost, "indices should be either on cpu or on the same device as the indexed tensor (cpu)")
             let d = start + j, size = t.shape[d], stride = t.strides[d]
             var c = idx.dtype == .int64 ? idx : idx.to(.int64)
             if c.shape != bShape || !c.isContiguous { c = c.expand(bShape).contiguousCopy() }
@@ -97,6 +108,7 @@ struct AdvancedIndexPlan {
 
 /// out = src[pre, indices, post] as a new contiguous tensor (no autograd).
 func advancedGather(_ src: Tensor, _ plan: AdvancedIndexPlan) -> Tensor {
+    if !src.storage.isHost { return CUDAIndexing.gather(src, plan) }
     let out = Tensor(uninitializedShape: plan.resultShape, dtype: src.dtype)
     if out.numel == 0 { return out }
     switch src.dtype.itemSize {
@@ -149,6 +161,7 @@ func advancedPut(_ dst: Tensor, _ plan: AdvancedIndexPlan, _ values: Tensor, acc
     let rs = plan.resultShape
     if shapeNumel(rs) == 0 { return }
     precondition(values.dtype == dst.dtype, "index_put_: internal dtype mismatch")
+    if !dst.storage.isHost { return CUDAIndexing.put(dst, plan, values, accumulate: accumulate) }
     let vs = values.broadcastStrides(to: rs)
     if !accumulate {
         switch dst.dtype.itemSize {
@@ -354,7 +367,7 @@ func advancedIndex(_ c: CanonicalIndex, base: Tensor) -> Tensor {
         let list: [Tensor?] = [Tensor?](repeating: nil, count: start) + c.indices.map { Optional($0) }
         record("IndexBackward0", out, inputs: [src],
                saved: { [.tensors("indices", list), .ints("self_sym_sizes", inShape)] }) { _, g in
-            [torch.zeros(inShape, dtype: g.dtype).indexPut_(list, g, accumulate: true)]
+            [torch.zeros(inShape, dtype: g.dtype, device: g.device).indexPut_(list, g, accumulate: true)]
         }
     }
     return out
@@ -458,7 +471,7 @@ extension Tensor {
         if needsGrad {
             let inShape = shape
             record("IndexSelectBackward0", out, inputs: [self]) { _, g in
-                [torch.zeros(inShape, dtype: g.dtype).indexAdd_(d, flatIndex, g)]
+                [torch.zeros(inShape, dtype: g.dtype, device: g.device).indexAdd_(d, flatIndex, g)]
             }
         }
         return out
@@ -571,7 +584,7 @@ extension Tensor {
         if needsGrad {
             let inShape = self.shape, m = mask.shape == shape ? mask : mask.expand(shape)
             record("MaskedSelectBackward0", out, inputs: [self]) { _, g in
-                [torch.zeros(shape, dtype: g.dtype).indexPut_([m], g).sumToSize(inShape)]
+                [torch.zeros(shape, dtype: g.dtype, device: g.device).indexPut_([m], g).sumToSize(inShape)]
             }
         }
         return out
@@ -602,7 +615,7 @@ extension Tensor {
         if needsGrad {
             let inShape = shape
             record("TakeBackward0", out, inputs: [self]) { _, g in
-                [torch.zeros([n], dtype: g.dtype).indexPut_([index], g, accumulate: true).view(inShape)]
+                [torch.zeros([n], dtype: g.dtype, device: g.device).indexPut_([index], g, accumulate: true).view(inShape)]
             }
         }
         return out
@@ -614,6 +627,7 @@ extension Tensor {
 /// Writes `value` where `mask` (bool, broadcastable to dst) is true.
 func maskedFillKernel(_ dst: Tensor, _ mask: Tensor, _ value: Double) {
     if dst.numel == 0 { return }
+    if !dst.storage.isHost || !mask.storage.isHost { return CUDAIndexing.maskedFill(dst, mask, value) }
     let bits = Tensor(uninitializedShape: [], dtype: dst.dtype)
     fillKernel(bits, value)
     let plan = StridedPlan(shape: dst.shape, dst.strides, mask.broadcastStrides(to: dst.shape),
@@ -664,6 +678,13 @@ private func tensorWithSlack(_ shape: [Int], dtype: DType, slack: Int) -> Tensor
 
 /// The elements of `x` (broadcast to `shape`) where `mask` is true, as a 1-D tensor.
 func maskedSelectKernel(_ x: Tensor, _ mask: Tensor, shape: [Int]) -> Tensor {
+    if !x.storage.isHost || !mask.storage.isHost {
+        precondition(x.device == mask.device, sameDeviceMessage(x.device, mask.device))
+        return torch.noGrad {
+            let c = canonicalizeIndices(x.expand(shape), [(0, mask.expand(shape))])
+            return advancedGather(c.src, c.plan())
+        }
+    }
     let plan = StridedPlan(shape: shape, mask.broadcastStrides(to: shape), x.broadcastStrides(to: shape),
                            [Int](repeating: 0, count: shape.count))
     let m = UnsafePointer(mask.pointer(Bool.self))
@@ -693,6 +714,7 @@ func maskedSelectKernel(_ x: Tensor, _ mask: Tensor, shape: [Int]) -> Tensor {
 
 /// N × rank int64 coordinates of the nonzero (true, non-zero, NaN) elements of `x`, row-major order.
 func nonzeroCoordinates(_ x: Tensor) -> Tensor {
+    if !x.storage.isHost { return CUDAIndexing.nonzero(x) }
     let truth = (x.dtype == .bool ? x : torch.noGrad { x.to(.bool) })
     let rank = x.dim
     let n = x.numel

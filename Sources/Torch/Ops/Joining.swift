@@ -79,6 +79,7 @@ extension torch {
             precondition(t.dim > 0, "zero-dimensional tensor (at position \(i)) cannot be concatenated")
         }
         let outType = resultType(tensors)
+        let device = sharedDevice(tensors)
         let shapes = tensors.map(\.shape)
         let out: Tensor
         let d: Int
@@ -92,7 +93,7 @@ extension torch {
             }
             var outShape = first
             outShape[d] = total
-            out = Tensor(uninitializedShape: outShape, dtype: outType)
+            out = Tensor(uninitializedShape: outShape, dtype: outType, device: device)
             let outStrides = out.strides
             var offset = 0
             for t in tensors where !catSkipsTensor(t.shape) {
@@ -108,7 +109,7 @@ extension torch {
             }
         } else {
             d = 0
-            out = Tensor(uninitializedShape: [0], dtype: outType)
+            out = Tensor(uninitializedShape: [0], dtype: outType, device: device)
         }
         if anyNeedsGrad(tensors) {
             let sizes = shapes.map { catSkipsTensor($0) ? -1 : $0[d] }
@@ -119,7 +120,7 @@ extension torch {
                 var offset = 0
                 for i in 0..<sizes.count {
                     if sizes[i] < 0 {
-                        grads.append(needs[i] ? torch.zeros([0], dtype: types[i]) : nil)
+                        grads.append(needs[i] ? torch.zeros([0], dtype: types[i], device: device) : nil)
                         continue
                     }
                     grads.append(needs[i] ? g.narrow(d, offset, sizes[i]).to(types[i]) : nil)
@@ -147,7 +148,7 @@ extension torch {
         let outType = resultType(tensors)
         var outShape = inShape
         outShape.insert(tensors.count, at: d)
-        let out = Tensor(uninitializedShape: outShape, dtype: outType)
+        let out = Tensor(uninitializedShape: outShape, dtype: outType, device: sharedDevice(tensors))
         var st = out.strides
         let step = st.remove(at: d)
         if out.numel > 0 {
@@ -181,6 +182,13 @@ extension torch {
     public static func split(_ x: Tensor, _ sizes: [Int], dim: Int = 0) -> [Tensor] { x.split(sizes, dim: dim) }
     public static func chunk(_ x: Tensor, _ chunks: Int, dim: Int = 0) -> [Tensor] { x.chunk(chunks, dim: dim) }
     public static func unbind(_ x: Tensor, dim: Int = 0) -> [Tensor] { x.unbind(dim: dim) }
+}
+
+/// The one device of `tensors` (cat and stack take no mixed devices, as in PyTorch).
+private func sharedDevice(_ tensors: [Tensor]) -> Device {
+    let device = tensors[0].device
+    for t in tensors.dropFirst() where t.device != device { preconditionFailure(sameDeviceMessage(device, t.device)) }
+    return device
 }
 
 /// `[]` → `[1]`, others unchanged (PyTorch's atleast_1d).
@@ -247,7 +255,7 @@ extension Tensor {
         if needsGrad && !outs.isEmpty {
             recordMulti("UnbindBackward0", outs, inputs: [self]) { _, grads in
                 let like = grads.first { $0 != nil }!!
-                return [torch.stack(grads.map { $0 ?? torch.zeros(ns, dtype: like.dtype) }, dim: d)]
+                return [torch.stack(grads.map { $0 ?? torch.zeros(ns, dtype: like.dtype, device: like.device) }, dim: d)]
             }
         }
         return outs
@@ -272,7 +280,7 @@ extension Tensor {
                     if let g { return g }
                     var s = inShape
                     s[d] = n
-                    return torch.zeros(s, dtype: like.dtype)
+                    return torch.zeros(s, dtype: like.dtype, device: like.device)
                 }
                 return [torch.cat(parts, dim: d)]
             }

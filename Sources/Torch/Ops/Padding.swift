@@ -80,7 +80,7 @@ extension nn.functional {
             let length = Swift.max(0, Swift.min(size - inStart, newSize - outStart))
             regions.append((d, inStart, outStart, length))
         }
-        let out = torch.full(outShape, value, dtype: input.dtype)
+        let out = torch.full(outShape, value, dtype: input.dtype, device: input.device)
         torch.noGrad {
             var src = input, dst = out
             for r in regions {

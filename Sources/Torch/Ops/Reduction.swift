@@ -473,7 +473,7 @@ extension Tensor {
     public func cumsum(dim: Int, dtype: DType? = nil) -> Tensor {
         let d = normalizeDim(dim, Swift.max(self.dim, 1), op: "cumsum")
         let outType = dtype ?? (self.dtype.isFloatingPoint ? self.dtype : .int64)
-        let out = scan(d, outType) { $0 + $1 }
+        let out = scan(d, outType, .cumsum)
         if needsGrad {
             record("CumsumBackward0", out, inputs: [self], saved: { [.int("dim", dim)] }) { _, g in
                 // Reverse cumulative sum: total - cumsum + g.
@@ -487,7 +487,7 @@ extension Tensor {
     public func cumprod(dim: Int, dtype: DType? = nil) -> Tensor {
         let d = normalizeDim(dim, Swift.max(self.dim, 1), op: "cumprod")
         let outType = dtype ?? (self.dtype.isFloatingPoint ? self.dtype : .int64)
-        let out = scan(d, outType) { $0 * $1 }
+        let out = scan(d, outType, .cumprod)
         if needsGrad {
             let sx = SavedTensor(self), so = SavedTensor(output: out)
             record("CumprodBackward0", out, inputs: [self]) { node, g in
@@ -530,8 +530,10 @@ extension Tensor {
     }
 
     /// An inclusive scan with `f` along dim `d`, in the compute type of `outType`.
-    private func scan(_ d: Int, _ outType: DType, _ f: (Double, Double) -> Double) -> Tensor {
+    private func scan(_ d: Int, _ outType: DType, _ op: CUDAReduceOp) -> Tensor {
         if self.dim == 0 { return to(outType).clone() }
+        if _slowPath(isCuda) { return torch.noGrad { CUDAReduction.scan(op, to(outType), dim: d) } }
+        let f: (Double, Double) -> Double = op == .cumsum ? (+) : (*)
         let moved = movedim(d, -1).to(.float64).contiguous()
         let n = moved.shape.last!, rows = moved.numel / Swift.max(n, 1)
         let work = Tensor(uninitializedShape: moved.shape, dtype: .float64)

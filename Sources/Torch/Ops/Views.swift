@@ -308,7 +308,7 @@ extension Tensor {
 /// A zero tensor of `shape` with `g` written into the region `region(zeros)` selects — the
 /// backward of select/slice/narrow. Differentiable in `g` (its backward applies `region`).
 func embedGradient(_ g: Tensor, into shape: [Int], region: @escaping (Tensor) -> Tensor) -> Tensor {
-    let z = torch.zeros(shape, dtype: g.dtype)
+    let z = torch.zeros(shape, dtype: g.dtype, device: g.device)
     torch.noGrad { _ = region(z).copy_(g) }
     if g.needsGrad {
         record("EmbedBackward0", z, inputs: [g]) { _, gg in [region(gg)] }

@@ -16,6 +16,14 @@ extension optim {
                 _ = st.incrementStep()
                 let sq = st.buffer("square_avg") { torch.zerosLike(p) }
                 let acc = st.buffer("acc_delta") { torch.zerosLike(p) }
+                if p.isCuda {
+                    let grad = deviceGradient(g, p, maximize: maximize, weightDecay: wd)
+                    sq.mul_(rho).add_(grad * grad * (1 - rho))
+                    let delta = (acc + eps).sqrt() / (sq + eps).sqrt() * grad
+                    acc.mul_(rho).add_(delta * delta * (1 - rho))
+                    p.add_(delta * -lr)
+                    return
+                }
                 func kernel<T: FloatElement>(_: T.Type) {
                     let pp = p.pointer(T.self), gp = g.pointer(T.self), s = sq.pointer(T.self), a = acc.pointer(T.self)
                     let trho = T(rho), w = T(1 - rho), teps = T(eps), twd = T(wd), tlr = T(lr)

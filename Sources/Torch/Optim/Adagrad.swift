@@ -30,6 +30,12 @@ extension optim {
                 let step = st.incrementStep()
                 let sum = st.buffer("sum") { torch.fullLike(p, initialAccumulator) }
                 let clr = lr / (1 + (step - 1) * lrDecay)
+                if p.isCuda {
+                    let grad = deviceGradient(g, p, maximize: maximize, weightDecay: wd)
+                    sum.add_(grad * grad)
+                    p.add_(grad / (sum.sqrt() + eps) * -clr)
+                    return
+                }
                 func kernel<T: FloatElement>(_: T.Type) {
                     let pp = p.pointer(T.self), gp = g.pointer(T.self), s = sum.pointer(T.self)
                     let teps = T(eps), twd = T(wd), tclr = T(clr)

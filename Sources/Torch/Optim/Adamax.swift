@@ -21,6 +21,13 @@ extension optim {
                 let expAvg = st.buffer("exp_avg") { torch.zerosLike(p) }
                 let expInf = st.buffer("exp_inf") { torch.zerosLike(p) }
                 let clr = lr / (1 - Glibc.pow(beta1, step))
+                if p.isCuda {
+                    let grad = deviceGradient(g, p, maximize: maximize, weightDecay: wd)
+                    expAvg.add_((grad - expAvg) * (1 - beta1))
+                    expInf.copy_((expInf * beta2).maximum(grad.abs() + eps))
+                    p.add_(expAvg / expInf * -clr)
+                    return
+                }
                 func kernel<T: FloatElement>(_: T.Type) {
                     let pp = p.pointer(T.self), gp = g.pointer(T.self), m = expAvg.pointer(T.self), u = expInf.pointer(T.self)
                     let w1 = T(1 - beta1), tb2 = T(beta2), teps = T(eps), twd = T(wd), tclr = T(clr)

@@ -251,3 +251,12 @@ func fusedUpdate(_ n: Int, _ body: (Range<Int>) -> Void) {
 
 /// Pointer to a contiguous float tensor's elements as `T`.
 @inline(__always) func mutablePointer<T>(_ t: Tensor, _: T.Type) -> UnsafeMutablePointer<T> { t.pointer(T.self) }
+
+/// The gradient a GPU update uses: negated when maximizing, plus `weightDecay · p` (PyTorch's coupled decay).
+/// The optimizers' CUDA paths compose their updates from device ops on it (fused multi-tensor kernels are
+/// later work).
+func deviceGradient(_ g: Tensor, _ p: Tensor, maximize: Bool, weightDecay: Double) -> Tensor {
+    var grad = maximize ? -g : g
+    if weightDecay != 0 { grad = grad + p * weightDecay }
+    return grad
+}

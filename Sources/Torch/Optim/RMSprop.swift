@@ -18,6 +18,18 @@ extension optim {
                 let sq = st.buffer("square_avg") { torch.zerosLike(p) }
                 let buf: Tensor? = momentum > 0 ? st.buffer("momentum_buffer") { torch.zerosLike(p) } : nil
                 let gavg: Tensor? = centered ? st.buffer("grad_avg") { torch.zerosLike(p) } : nil
+                if p.isCuda {
+                    let grad = deviceGradient(g, p, maximize: maximize, weightDecay: wd)
+                    sq.mul_(alpha).add_(grad * grad * (1 - alpha))
+                    var avg = sq
+                    if let gavg {
+                        gavg.add_((grad - gavg) * (1 - alpha))
+                        avg = sq - gavg * gavg
+                    }
+                    let step = grad / (avg.sqrt() + eps)
+                    if let buf { p.add_(buf.mul_(momentum).add_(step) * -lr) } else { p.add_(step * -lr) }
+                    return
+                }
                 func kernel<T: FloatElement>(_: T.Type) {
                     let pp = p.pointer(T.self), gp = g.pointer(T.self), s = sq.pointer(T.self)
                     let b = buf?.pointer(T.self), ga = gavg?.pointer(T.self)

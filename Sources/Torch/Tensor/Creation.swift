@@ -240,20 +240,20 @@ extension torch {
         return placed(rand(shape, dtype: dtype, generator: generator, requiresGrad: requiresGrad), on: device)
     }
     public static func rand(_ shape: [Int], dtype: DType? = nil, device: Device = .cpu, generator: Generator? = nil, requiresGrad: Bool = false) -> Tensor {
-        let t = empty(shape, dtype: dtype)
+        let t = empty(shape, dtype: dtype, device: device)
         t.uniform_(0, 1, generator: generator)
         if requiresGrad { t.requiresGrad = true }
-        return placed(t, on: device)
+        return t
     }
     /// Standard normal samples.
     public static func randn(_ shape: Int..., dtype: DType? = nil, device: Device = .cpu, generator: Generator? = nil, requiresGrad: Bool = false) -> Tensor {
         return placed(randn(shape, dtype: dtype, generator: generator, requiresGrad: requiresGrad), on: device)
     }
     public static func randn(_ shape: [Int], dtype: DType? = nil, device: Device = .cpu, generator: Generator? = nil, requiresGrad: Bool = false) -> Tensor {
-        let t = empty(shape, dtype: dtype)
+        let t = empty(shape, dtype: dtype, device: device)
         t.normal_(0, 1, generator: generator)
         if requiresGrad { t.requiresGrad = true }
-        return placed(t, on: device)
+        return t
     }
     /// Integers uniformly drawn from [low, high).
     public static func randint(_ low: Int, _ high: Int, _ shape: [Int], dtype: DType = .int64, device: Device = .cpu, generator: Generator? = nil) -> Tensor {
@@ -273,9 +273,9 @@ extension torch {
     }
     /// Normal samples with the given mean and standard deviation.
     public static func normal(_ mean: Double, _ std: Double, _ shape: [Int], dtype: DType? = nil, device: Device = .cpu, generator: Generator? = nil, requiresGrad: Bool = false) -> Tensor {
-        let t = empty(shape, dtype: dtype)
+        let t = empty(shape, dtype: dtype, device: device)
         t.normal_(mean, std, generator: generator)
-        return placed(requiringGrad(t, requiresGrad), on: device)
+        return requiringGrad(t, requiresGrad)
     }
     /// Elementwise normal samples: `normal(meanTensor, stdTensor)`.
     public static func normal(_ mean: Tensor, _ std: Tensor, generator: Generator? = nil) -> Tensor {
@@ -295,10 +295,10 @@ extension torch {
         return placed(Tensor(r, shape: [n]).to(dtype), on: device)
     }
     public static func randLike(_ t: Tensor, dtype: DType? = nil, device: Device? = nil, generator: Generator? = nil, requiresGrad: Bool = false) -> Tensor {
-        return placed(requiringGrad(rand(t.shape, dtype: dtype ?? t.dtype, generator: generator), requiresGrad), on: device ?? t.device)
+        return rand(t.shape, dtype: dtype ?? t.dtype, device: device ?? t.device, generator: generator, requiresGrad: requiresGrad)
     }
     public static func randnLike(_ t: Tensor, dtype: DType? = nil, device: Device? = nil, generator: Generator? = nil, requiresGrad: Bool = false) -> Tensor {
-        return placed(requiringGrad(randn(t.shape, dtype: dtype ?? t.dtype, generator: generator), requiresGrad), on: device ?? t.device)
+        return randn(t.shape, dtype: dtype ?? t.dtype, device: device ?? t.device, generator: generator, requiresGrad: requiresGrad)
     }
     public static func randintLike(_ t: Tensor, _ low: Int, _ high: Int, generator: Generator? = nil) -> Tensor {
         randint(low, high, t.shape, dtype: t.dtype, generator: generator)
@@ -326,6 +326,7 @@ extension Tensor {
     @discardableResult
     public func uniform_(_ from: Double = 0, _ to: Double = 1, generator: Generator? = nil) -> Tensor {
         precondition(dtype.isFloatingPoint, "uniform_: expected a floating point tensor (got \(dtype))")
+        if _slowPath(!storage.isHost) { return fillOnDevice(.uniform, from, to, generator) }
         let g = generator ?? torch.defaultGenerator
         fillRandom { p, n, type in
             switch type {
@@ -341,6 +342,7 @@ extension Tensor {
     public func normal_(_ mean: Double = 0, _ std: Double = 1, generator: Generator? = nil) -> Tensor {
         precondition(dtype.isFloatingPoint, "normal_: expected a floating point tensor (got \(dtype))")
         precondition(std >= 0, "normal expects std >= 0.0, but found std \(std)")
+        if _slowPath(!storage.isHost) { return fillOnDevice(.normal, mean, std, generator) }
         let g = generator ?? torch.defaultGenerator
         fillRandom { p, n, type in
             switch type {
@@ -348,6 +350,14 @@ extension Tensor {
             default: g.fillNormal(p.assumingMemoryBound(to: Float.self), n, mean: mean, std: std)
             }
         }
+        return self
+    }
+
+    /// Fills a GPU tensor from its device's Philox generator (a CPU `Generator` can't drive it, as in PyTorch).
+    private func fillOnDevice(_ op: RandomKernelOp, _ a: Double, _ b: Double, _ generator: Generator?) -> Tensor {
+        precondition(generator == nil, "Expected a 'cuda' device type for generator but found 'cpu'")
+        CUDARandom.fill(op, self, a, b)
+        storage.bumpVersion()
         return self
     }
 

@@ -307,7 +307,10 @@ extension torch {
 
     /// Seeds the default generator (`torch.manual_seed`).
     @discardableResult
-    public static func manualSeed(_ seed: UInt64) -> Generator { defaultGenerator.manualSeed(seed) }
+    public static func manualSeed(_ seed: UInt64) -> Generator {
+        CUDARandom.manualSeed(seed)   // PyTorch's manual_seed seeds every GPU too
+        return defaultGenerator.manualSeed(seed)
+    }
 
     /// The default generator's seed.
     public static func initialSeed() -> UInt64 { defaultGenerator.initialSeed() }

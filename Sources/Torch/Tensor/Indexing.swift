@@ -226,7 +226,7 @@ extension Tensor {
         if view.needsGrad {
             let inShape = view.shape
             record("IndexBackward0", out, inputs: [view]) { _, g in
-                [torch.zeros(inShape, dtype: g.dtype).indexPut_([mask], g, accumulate: true)]
+                [torch.zeros(inShape, dtype: g.dtype, device: g.device).indexPut_([mask], g, accumulate: true)]
             }
         }
         return out

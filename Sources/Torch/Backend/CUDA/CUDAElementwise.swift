@@ -12,7 +12,6 @@ enum CUDAElementwise {
         let n = out.numel
         if n == 0 { return }
         guard case .cuda(let index) = out.device else { preconditionFailure("CUDAElementwise: output on \(out.device)") }
-        let ctx = CUDARuntime.device(index)
         var args = stcu_ew_args()
         args.n = Int64(n)
         args.f.2 = f2
@@ -54,20 +53,32 @@ enum CUDAElementwise {
             let (shape, strides) = coalesce(out.shape, operandStrides)
             precondition(shape.count <= Int(STCU_MAX_DIMS),
                          "\(id.family.name): CUDA kernels take at most \(STCU_MAX_DIMS) non-mergeable dims (got shape \(shapeString(out.shape)))")
-            args.rank = Int32(shape.count)
-            withUnsafeMutableBytes(of: &args.shape) { raw in
-                let p = raw.bindMemory(to: Int64.self)
-                for (d, s) in shape.enumerated() { p[d] = Int64(s) }
-            }
-            withUnsafeMutableBytes(of: &args.strides) { raw in
-                let p = raw.bindMemory(to: Int64.self)
-                for (k, s) in strides.enumerated() {
-                    for (d, v) in s.enumerated() { p[k * Int(STCU_MAX_DIMS) + d] = Int64(v) }
-                }
+            setGeometry(&args, shape: shape, strides: strides)
+        }
+        let threads = contiguous ? (n + ElementwiseKernelSource.vectorWidth - 1) / ElementwiseKernelSource.vectorWidth : n
+        launch(id, device: index, args: &args, threads: threads)
+    }
+
+    /// Writes a (coalesced) launch shape and its per-operand strides into `args`; `args.rank` becomes the rank.
+    static func setGeometry(_ args: inout stcu_ew_args, shape: [Int], strides: [[Int]]) {
+        args.rank = Int32(shape.count)
+        withUnsafeMutableBytes(of: &args.shape) { raw in
+            let p = raw.bindMemory(to: Int64.self)
+            for (d, s) in shape.enumerated() { p[d] = Int64(s) }
+        }
+        withUnsafeMutableBytes(of: &args.strides) { raw in
+            let p = raw.bindMemory(to: Int64.self)
+            for (k, s) in strides.enumerated() {
+                for (d, v) in s.enumerated() { p[k * Int(STCU_MAX_DIMS) + d] = Int64(v) }
             }
         }
+    }
+
+    /// Launches an `stcu_ew_args` kernel with one thread per work item (`threads`), in blocks of
+    /// `ElementwiseKernelSource.blockSize`.
+    static func launch(_ id: KernelID, device index: Int, args: inout stcu_ew_args, threads: Int) {
+        let ctx = CUDARuntime.device(index)
         let f = ctx.function(id)
-        let threads = contiguous ? (n + ElementwiseKernelSource.vectorWidth - 1) / ElementwiseKernelSource.vectorWidth : n
         let block = ElementwiseKernelSource.blockSize
         // Enough blocks to fill every SM several times over; more only add scheduling work (grid-stride loop).
         let blocks = Swift.max(1, Swift.min((threads + block - 1) / block, ctx.multiprocessorCount * 32))

@@ -38,10 +38,12 @@ extension torch {
             if let d = device { CUDARuntime.synchronize(d); return }
             for d in 0..<deviceCount() { CUDARuntime.synchronize(d) }
         }
-        /// Seeds the random generators of the current GPU (SwiftTorch's device RNG shares the CPU seed).
-        public static func manualSeed(_ seed: UInt64) { torch.manualSeed(seed) }
+        /// Seeds the current GPU's random generator (the CPU's is left alone, as in PyTorch).
+        public static func manualSeed(_ seed: UInt64) { CUDARandom.manualSeed(seed, device: current) }
         /// Seeds every GPU's random generator.
-        public static func manualSeedAll(_ seed: UInt64) { torch.manualSeed(seed) }
+        public static func manualSeedAll(_ seed: UInt64) { CUDARandom.manualSeed(seed) }
+        /// The current GPU's seed.
+        public static func initialSeed() -> UInt64 { CUDARandom.initialSeed(device: current) }
         /// Bytes held by live tensors on `device` (rounded to the allocator's block sizes, like PyTorch).
         public static func memoryAllocated(_ device: Int = 0) -> Int { CUDAAllocator.stats(device: device).allocated }
         /// The highest `memoryAllocated` since the start or `resetPeakMemoryStats`.

@@ -71,4 +71,31 @@ enum CUDAReduction {
         }
         return (out, indices)
     }
+
+    /// The running sum or product of `x` along `dim`, in x's dtype (cast first for another result dtype).
+    static func scan(_ op: CUDAReduceOp, _ x: Tensor, dim: Int) -> Tensor {
+        precondition(op.isScan, "CUDAReduction.scan: \(op.name) is not a scan")
+        guard case .cuda(let index) = x.device else { preconditionFailure("CUDAReduction: input on \(x.device)") }
+        precondition(x.dtype != .bool, "\(op.name): bool input must be cast first")
+        let src = x.contiguous()
+        let out = Tensor(uninitializedShape: x.shape, dtype: x.dtype, device: x.device)
+        if x.numel == 0 { return out }
+        let length = x.dim == 0 ? 1 : x.shape[dim]
+        let inner = x.dim == 0 ? 1 : x.shape[(dim + 1)...].reduce(1, *)
+        let outer = x.numel / (length * inner)
+        let ctx = CUDARuntime.device(index)
+        var args = stcu_red_args()
+        args.outer = Int64(outer); args.length = Int64(length); args.inner = Int64(inner); args.partials = 1
+        args.in = src.deviceAddress; args.out = out.deviceAddress
+        let block = ReductionKernelSource.blockSize
+        let work = inner == 1 ? outer : (outer * inner + block - 1) / block
+        let grid = UInt32(Swift.max(1, Swift.min(work, ctx.multiprocessorCount * 32)))
+        ctx.bind()
+        let f = ctx.function(.reduce(op, x.dtype))
+        let r = withUnsafePointer(to: &args) {
+            stcu_dev_launch(f, grid, 1, 1, UInt32(block), 1, 1, ctx.stream, $0, MemoryLayout<stcu_red_args>.size)
+        }
+        CUDARuntime.check(r, "cuLaunchKernel(reduce_\(op.name))")
+        return out
+    }
 }

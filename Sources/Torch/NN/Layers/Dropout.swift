@@ -65,6 +65,7 @@ private func dropoutImpl(_ x: Tensor, p: Double, training: Bool, inplace: Bool, 
         return inplace ? x.mul_(zero) : x * zero
     }
     precondition(!feature || x.dim >= 2, "Feature dropout requires at least 2 dimensions in the input")
+    if !x.storage.isHost { return dropoutOnDevice(x, p: p, inplace: inplace, feature: feature, alpha: alpha) }
     let ct = x.dtype.computeType
     let noise: Tensor
     if feature {
@@ -94,6 +95,22 @@ private func dropoutImpl(_ x: Tensor, p: Double, training: Bool, inplace: Bool, 
     }
     if ct == .float32 { run(Float.self) } else { run(Double.self) }
     let (mask, shift) = ct == x.dtype ? (noise, b) : (noise.to(x.dtype), b.to(x.dtype))
+    return (inplace ? x.mul_(mask) : x * mask).add_(shift)
+}
+
+/// Dropout of a GPU tensor: the mask comes from one launch of the device's Philox generator (Bernoulli
+/// with the 1/(1 − p) scale folded in), then one multiplication (two more for alpha dropout's affine part).
+private func dropoutOnDevice(_ x: Tensor, p: Double, inplace: Bool, feature: Bool, alpha: Bool) -> Tensor {
+    let shape = feature ? [x.shape[0], x.shape[1]] + [Int](repeating: 1, count: x.dim - 2) : x.shape
+    let noise = Tensor(uninitializedShape: shape, dtype: x.dtype, device: x.device)
+    if !alpha {
+        CUDARandom.fill(.bernoulli, noise, 1 - p, keepScale(p, x.dtype == .float64 ? .float64 : .float32))
+        return inplace ? x.mul_(noise) : x * noise
+    }
+    let selfAlpha = 1.7580993408473766
+    let a = 1 / ((selfAlpha * selfAlpha * p + 1) * (1 - p)).squareRoot()
+    CUDARandom.fill(.bernoulli, noise, 1 - p, 1)
+    let (mask, shift) = torch.noGrad { (noise * a, (noise - 1) * (selfAlpha * a) + selfAlpha * a * p) }
     return (inplace ? x.mul_(mask) : x * mask).add_(shift)
 }
 

@@ -7,7 +7,7 @@ private func embeddingIndices(_ indices: Tensor) -> Tensor {
     precondition(indices.dtype == .int64 || indices.dtype == .int32,
                  "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got \(indices.legacyTypeName) instead (while checking arguments for embedding)")
     if indices.dtype == .int64 && indices.isContiguous { return indices }
-    let out = Tensor(uninitializedShape: indices.shape, dtype: .int64)
+    let out = Tensor(uninitializedShape: indices.shape, dtype: .int64, device: indices.device)
     copyKernel(from: indices, into: out)
     return out
 }
@@ -126,6 +126,8 @@ extension nn.functional {
             pad = paddingIdx < 0 ? v + paddingIdx : paddingIdx
         }
         let idx = embeddingIndices(input)
+        if !weight.storage.isHost { return embeddingOnDevice(idx, weight, paddingIdx: pad, maxNorm: maxNorm, scaleGradByFreq: scaleGradByFreq) }
+        precondition(idx.storage.isHost, sameDeviceMessage(idx.device, weight.device))
         if let maxNorm { torch.noGrad { embeddingRenorm(weight, idx, maxNorm: maxNorm, normType: normType) } }
         let table = weight.isContiguous ? weight : weight.contiguousCopy()
         let count = idx.numel
@@ -134,6 +136,33 @@ extension nn.functional {
         if weight.needsGrad {
             record("EmbeddingBackward0", out, inputs: [weight]) { _, g in
                 [embeddingBackward(g, idx, numWeights: v, paddingIdx: pad, scaleGradByFreq: scaleGradByFreq)]
+            }
+        }
+        return out
+    }
+
+    /// `embedding` of a table on a GPU: one gather of rows; the backward adds rows of the gradient into a
+    /// zero table with one atomic `indexAdd_`, weighted by the padding row's zero and 1/frequency.
+    private static func embeddingOnDevice(_ idx: Tensor, _ weight: Tensor, paddingIdx pad: Int, maxNorm: Double?,
+                                          scaleGradByFreq: Bool) -> Tensor {
+        precondition(maxNorm == nil, "NotImplementedError: Could not run 'aten::embedding_renorm_' with arguments from the 'CUDA' backend.")
+        precondition(idx.device == weight.device, sameDeviceMessage(weight.device, idx.device))
+        let v = weight.shape[0], d = weight.shape[1], count = idx.numel
+        let flat = idx.reshape([count])
+        let out = torch.noGrad { weight.indexSelect(0, flat) }.view(idx.shape + [d])
+        if weight.needsGrad {
+            record("EmbeddingBackward0", out, inputs: [weight]) { _, g in
+                var rows = g.reshape(count, d)
+                var scale: Tensor? = nil
+                if pad >= 0 { scale = flat.ne(Double(pad)).to(g.dtype) }
+                if scaleGradByFreq {
+                    let ones = torch.ones([count], dtype: g.dtype, device: g.device)
+                    let freq = torch.zeros([v], dtype: g.dtype, device: g.device).indexAdd_(0, flat, ones)
+                    let inverse = freq.indexSelect(0, flat).reciprocal()
+                    scale = scale.map { $0 * inverse } ?? inverse
+                }
+                if let scale { rows = rows * scale.unsqueeze(1) }
+                return [torch.zeros([v, d], dtype: g.dtype, device: g.device).indexAdd_(0, flat, rows)]
             }
         }
         return out

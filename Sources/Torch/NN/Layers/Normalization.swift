@@ -132,6 +132,17 @@ private func deviceBatchNorm(_ input: Tensor, weight: Tensor?, bias: Tensor?, ru
     return out
 }
 
+/// Layer norm on a GPU, composed from the device's reductions and pointwise ops like `deviceBatchNorm`
+/// (autograd differentiates the composition; a fused kernel is later work).
+private func deviceLayerNorm(_ input: Tensor, normalizedRank: Int, weight: Tensor?, bias: Tensor?, eps: Double) -> Tensor {
+    let dims = Array((input.dim - normalizedRank)..<input.dim)
+    let centered = input - input.mean(dim: dims, keepdim: true)
+    var out = centered * ((centered * centered).mean(dim: dims, keepdim: true) + eps).rsqrt()
+    if let weight { out = out * weight }
+    if let bias { out = out + bias }
+    return out
+}
+
 /// Records an affine normalization (batch/layer norm) of `input` with optional `weight` and `bias`:
 /// `backward(g, input, weight, needs)` returns the three gradients, `needs` saying which are wanted.
 /// `saved` lists the node's PyTorch `_saved_` attributes (see `record`); it is built only when recording.
@@ -224,6 +235,7 @@ func nativeLayerNorm(_ input: Tensor, _ normalizedShape: [Int], weight: Tensor?,
     }
     if let msg = layerNormShapeMessage(input.shape, normalizedShape) { preconditionFailure(msg) }
     precondition(input.dtype.isFloatingPoint, "layer_norm: expected a floating point input, got \(input.dtype)")
+    if !input.storage.isHost { return deviceLayerNorm(input, normalizedRank: normalizedShape.count, weight: weight, bias: bias, eps: eps) }
     let n = shapeNumel(normalizedShape), m = n == 0 ? 0 : input.numel / n
     let ct = input.dtype.computeType
     let x = kernelOperand(input, ct)

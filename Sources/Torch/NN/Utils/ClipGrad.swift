@@ -33,7 +33,8 @@ extension nn.utils {
         return torch.noGrad {
             let norms = grads.map { $0.norm(p: normType) }
             let dtype = norms.dropFirst().reduce(norms[0].dtype) { DType.promote($0, $1.dtype) }
-            let stacked = Tensor(norms.map { $0.item() }, shape: [norms.count]).to(dtype)
+            // Stacked where the gradients live: no per-parameter round trip to the host on a GPU.
+            let stacked = torch.stack(norms.map { $0.to(dtype) })
             let total = stacked.norm(p: normType)
             if errorIfNonfinite {
                 let v = total.item()

@@ -62,19 +62,26 @@ enum ElementwiseKernelSource {
         s += "        return;\n"
         s += "    }\n"
         // Strided path.
-        s += "    for (; i < args.n; i += step) {\n"
-        s += "        long long rem = i, o = 0" + inputs.indices.map { ", o\($0) = 0" }.joined() + ";\n"
+        s += stridedLoop(offsets: ["o"] + inputs.indices.map { "o\($0)" },
+                         body: inputs.indices.map { value($0, "p\($0)[o\($0)]") + "\n        " }.joined()
+                            + "out[o] = \(KernelPrelude.store(expression, output));")
+        s += "    #undef F0\n    #undef F1\n"
+        s += "}\n"
+        return s
+    }
+
+    /// The strided path's loop: each thread takes linear positions `i_` of `args.shape` (grid-stride) and
+    /// maps them to element offsets named `offsets[k]`, from `args.strides[k]`, before running `body`.
+    static func stridedLoop(offsets: [String], body: String) -> String {
+        var s = "    for (long long i_ = (long long)blockIdx.x * blockDim.x + threadIdx.x; i_ < args.n; i_ += (long long)gridDim.x * blockDim.x) {\n"
+        s += "        long long rem = i_" + offsets.map { ", \($0) = 0" }.joined() + ";\n"
         s += "        for (int d = args.rank - 1; d >= 0; d--) {\n"
         s += "            const long long c_ = rem % args.shape[d];\n"
         s += "            rem /= args.shape[d];\n"
-        s += "            o += c_ * args.strides[0][d];\n"
-        for k in inputs.indices { s += "            o\(k) += c_ * args.strides[\(k + 1)][d];\n" }
+        for (k, o) in offsets.enumerated() { s += "            \(o) += c_ * args.strides[\(k)][d];\n" }
         s += "        }\n"
-        for k in inputs.indices { s += "        \(value(k, "p\(k)[o\(k)]"))\n" }
-        s += "        out[o] = \(KernelPrelude.store(expression, output));\n"
+        s += "        \(body)\n"
         s += "    }\n"
-        s += "    #undef F0\n    #undef F1\n"
-        s += "}\n"
         return s
     }
 }

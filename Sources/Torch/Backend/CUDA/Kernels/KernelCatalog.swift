@@ -16,6 +16,10 @@ enum KernelFamily: Int, CaseIterable {
     case ternary
     /// `CUDAReduceOp` kernels.
     case reduce
+    /// `IndexKernelOp` kernels: gathers and scatters through int64 offsets (values of the module's dtype).
+    case index
+    /// `RandomKernelOp` kernels: Philox samples written in the module's (floating) dtype.
+    case random
 
     var name: String {
         switch self {
@@ -25,6 +29,8 @@ enum KernelFamily: Int, CaseIterable {
         case .cast: return "cast"
         case .ternary: return "ternary"
         case .reduce: return "reduce"
+        case .index: return "index"
+        case .random: return "random"
         }
     }
 
@@ -51,6 +57,8 @@ struct KernelID: Equatable {
     static func cast(_ from: DType, _ to: DType) -> KernelID { KernelID(family: .cast, dtype: from, function: to.rawValue) }
     static func ternary(_ op: TernaryOp, _ d: DType) -> KernelID { KernelID(family: .ternary, dtype: d, function: op.rawValue) }
     static func reduce(_ op: CUDAReduceOp, _ d: DType) -> KernelID { KernelID(family: .reduce, dtype: d, function: op.rawValue) }
+    static func index(_ op: IndexKernelOp, _ d: DType) -> KernelID { KernelID(family: .index, dtype: d, function: op.rawValue) }
+    static func random(_ op: RandomKernelOp, _ d: DType) -> KernelID { KernelID(family: .random, dtype: d, function: op.rawValue) }
 }
 
 /// A module's source and the names of its kernels by function index.
@@ -124,9 +132,20 @@ enum KernelCatalog {
             }
         case .reduce:
             for op in CUDAReduceOp.allCases {
-                if d == .bool && (op == .sum || op == .prod) { continue }
+                if d == .bool && (op == .sum || op == .prod || op.isScan) { continue }
                 let name = "reduce_\(op.name)_\(tag)"
                 add(op.rawValue, name, ReductionKernelSource.kernel(name: name, op: op, input: d, output: d))
+            }
+        case .index:
+            for op in IndexKernelOp.allCases {
+                guard let k = IndexKernelSource.kernel(op, d) else { continue }
+                add(op.rawValue, k.name, k.text)
+            }
+        case .random:
+            m.body = RandomKernelSource.philox
+            for op in RandomKernelOp.allCases {
+                guard let k = RandomKernelSource.kernel(op, d) else { continue }
+                add(op.rawValue, k.name, k.text)
             }
         }
         return m

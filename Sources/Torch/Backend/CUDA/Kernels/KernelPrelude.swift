@@ -111,6 +111,19 @@ enum KernelPrelude {
         return r;
     }
     template <typename T, int N> struct alignas(sizeof(T) * N) st_vec { T v[N]; };
+    // An atomic read-modify-write of a 1- or 2-byte value: compare-and-swap on the aligned 32-bit word
+    // holding it (CUDA has no narrower atomics for these types).
+    template <typename T, typename F> ST_DEVICE void st_atomic_narrow(T *p, F f) {
+        unsigned *word = (unsigned *)((unsigned long long)p & ~3ull);
+        const unsigned shift = (unsigned)((unsigned long long)p & 3ull) * 8u;
+        const unsigned mask = (sizeof(T) == 1 ? 0xffu : 0xffffu) << shift;
+        unsigned old = *word, assumed;
+        do {
+            assumed = old;
+            const T next = f((T)((assumed & mask) >> shift));
+            old = atomicCAS(word, assumed, (assumed & ~mask) | (((unsigned)next << shift) & mask));
+        } while (assumed != old);
+    }
 
     """
 
@@ -134,6 +147,8 @@ enum KernelPrelude {
     #include <math.h>
     #include <string.h>
     #include <stdint.h>
+    #include <stdio.h>
+    #include <stdlib.h>
     #define __global__
     #define __device__
     #define __forceinline__ inline
@@ -185,6 +200,11 @@ enum KernelPrelude {
         return r;
     }
     template <typename T> static inline T atomicAdd(T *p, T v) { T old = *p; *p = old + v; return old; }
+    static inline unsigned atomicCAS(unsigned *p, unsigned expected, unsigned v) { unsigned old = *p; if (old == expected) *p = v; return old; }
+    static inline void __assertfail(const char *message, const char *file, unsigned line, const char *function, size_t) {
+        fprintf(stderr, "%s:%u: %s: device-side assertion `%s` failed.\\n", file, line, function, message);
+        abort();
+    }
     #define ST_BARRIER_KERNEL(name) extern "C" void __emu_barrier_##name(void) {}
     #define ST_INF INFINITY
 

@@ -7,6 +7,8 @@
 /// neighbouring addresses, so the loads coalesce without a transpose.
 enum CUDAReduceOp: Int, CaseIterable {
     case sum, prod, max, min, argmax, argmin
+    /// Running sum / product along the middle axis (`cumsum`, `cumprod`): an output per input element.
+    case cumsum, cumprod
 
     var name: String {
         switch self {
@@ -16,6 +18,8 @@ enum CUDAReduceOp: Int, CaseIterable {
         case .min: return "min"
         case .argmax: return "argmax"
         case .argmin: return "argmin"
+        case .cumsum: return "cumsum"
+        case .cumprod: return "cumprod"
         }
     }
 
@@ -23,7 +27,10 @@ enum CUDAReduceOp: Int, CaseIterable {
     var producesIndex: Bool { self == .argmax || self == .argmin }
 
     /// `max`/`min` ignore-nothing semantics as PyTorch's: NaN wins, first occurrence wins ties.
-    var isExtremum: Bool { self != .sum && self != .prod }
+    var isExtremum: Bool { [.max, .min, .argmax, .argmin].contains(self) }
+
+    /// True for the running (prefix) ops.
+    var isScan: Bool { self == .cumsum || self == .cumprod }
 }
 
 enum ReductionKernelSource {
@@ -41,8 +48,8 @@ enum ReductionKernelSource {
 
     private static func identity(_ op: CUDAReduceOp, _ d: DType) -> String {
         switch op {
-        case .sum: return "(A)0"
-        case .prod: return "(A)1"
+        case .sum, .cumsum: return "(A)0"
+        case .prod, .cumprod: return "(A)1"
         case .max, .argmax:
             if d.isFloatingPoint { return "(A)(-ST_INF)" }
             return d == .bool ? "(A)0" : "(A)(-9223372036854775807LL - 1)"
@@ -59,6 +66,7 @@ enum ReductionKernelSource {
     }
 
     static func kernel(name: String, op: CUDAReduceOp, input: DType, output: DType) -> String {
+        if op.isScan { return scanKernel(name: name, op: op, d: input) }
         let inType = KernelPrelude.storageType(input), outType = KernelPrelude.storageType(output)
         let acc = accumulatorType(input)
         let load = KernelPrelude.load("p[k]", input, as: "A")
@@ -77,7 +85,7 @@ enum ReductionKernelSource {
         if op.producesIndex || op.isExtremum {
             s += "    #define ST_COMBINE(a, ia, b, ib) do { if (\(better(op))) { a = b; ia = ib; } } while (0)\n"
         } else {
-            let combine = op == .sum ? "a = a + b" : "a = a * b"
+            let combine = op == .sum || op == .cumsum ? "a = a + b" : "a = a * b"
             s += "    #define ST_COMBINE(a, ia, b, ib) do { (void)ia; (void)ib; \(combine); } while (0)\n"
         }
         s += "    if (args.inner == 1) {\n"
@@ -115,5 +123,55 @@ enum ReductionKernelSource {
         s += "    #undef ST_COMBINE\n"
         s += "}\n"
         return s
+    }
+
+    /// The running sum/product of each `length`-long line of a contiguous `[outer, length, inner]` input, in
+    /// the accumulator type. `inner == 1`: one block per row (grid-stride over rows); each thread scans its own
+    /// chunk of the row twice (its total, then its outputs, started from the exclusive scan of the totals
+    /// before it, which thread 0 forms in shared memory). `inner > 1`: one thread per line, neighbouring
+    /// threads reading neighbouring addresses.
+    static func scanKernel(name: String, op: CUDAReduceOp, d: DType) -> String {
+        let t = KernelPrelude.storageType(d)
+        let combine = op == .cumsum ? "+" : "*"
+        let load = KernelPrelude.load("p[k]", d, as: "A"), loadStrided = KernelPrelude.load("p[k * args.inner]", d, as: "A")
+        return """
+        extern "C" __global__ void \(name)(const stcu_red_args args) {
+            typedef \(accumulatorType(d)) A;
+            const \(t) *in = (const \(t) *)args.in;
+            \(t) *out = (\(t) *)args.out;
+            if (args.inner == 1) {
+                __shared__ A totals[\(blockSize)];
+                const long long chunk = (args.length + blockDim.x - 1) / blockDim.x;
+                const long long begin = threadIdx.x * chunk;
+                const long long end = begin + chunk < args.length ? begin + chunk : args.length;
+                for (long long row = blockIdx.x; row < args.outer; row += gridDim.x) {
+                    const \(t) *p = in + row * args.length;
+                    \(t) *q = out + row * args.length;
+                    A a = \(identity(op, d));
+                    for (long long k = begin; k < end; k++) a = a \(combine) \(load);
+                    totals[threadIdx.x] = a;
+                    __syncthreads();
+                    if (threadIdx.x == 0) {
+                        A run = \(identity(op, d));
+                        for (unsigned w = 0; w < blockDim.x; w++) { const A v = totals[w]; totals[w] = run; run = run \(combine) v; }
+                    }
+                    __syncthreads();
+                    a = totals[threadIdx.x];
+                    for (long long k = begin; k < end; k++) { a = a \(combine) \(load); q[k] = \(KernelPrelude.store("a", d)); }
+                    __syncthreads();
+                }
+                return;
+            }
+            const long long total = args.outer * args.inner;
+            for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < total; j += (long long)gridDim.x * blockDim.x) {
+                const long long o = j / args.inner, r = j % args.inner;
+                const \(t) *p = in + o * args.length * args.inner + r;
+                \(t) *q = out + o * args.length * args.inner + r;
+                A a = \(identity(op, d));
+                for (long long k = 0; k < args.length; k++) { a = a \(combine) \(loadStrided); q[k * args.inner] = \(KernelPrelude.store("a", d)); }
+            }
+        }
+
+        """
     }
 }

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""PyTorch's side of cuda-check's BENCH lines (issue 25's speed cases), printed in the same format.
+
+Run it on the same GPU in the same call as `cuda-check`, e.g. on the lent machine:
+    source .device-carry/unpack && .device-carry/bin/cuda-check && python3 scripts/bench_cuda_pytorch.py
+Timing: like cuda-check's `timeIt`, one warm-up, then the best of 7 rounds of `reps` calls, each round ending
+with torch.cuda.synchronize(). TF32 stays off (PyTorch's default for matmul), as in SwiftTorch.
+"""
+import argparse
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def time_it(reps, body, rounds):
+    body()
+    torch.cuda.synchronize()
+    best = float("inf")
+    for _ in range(rounds):
+        t0 = time.perf_counter_ns()
+        for _ in range(reps):
+            body()
+        torch.cuda.synchronize()
+        best = min(best, (time.perf_counter_ns() - t0) / reps / 1000)
+    return best
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="3 rounds instead of 7")
+    args = parser.parse_args()
+    rounds = 3 if args.quick else 7
+    dev = torch.device("cuda:0")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    print(f"# PyTorch {torch.__version__} on {torch.cuda.get_device_name(0)}")
+
+    p, q = torch.rand(10, device=dev), torch.rand(10, device=dev)
+    print("BENCH a+b 10 floats: %.2f us/op" % time_it(2000, lambda: p + q, rounds))
+    w = torch.rand(10, device=dev).requires_grad_()
+    x = torch.rand(10, device=dev)
+    print("BENCH (w*x).sum().backward() 10 floats: %.1f us" % time_it(500, lambda: (w * x).sum().backward(), rounds))
+    for adam in (False, True):
+        torch.manual_seed(4)
+        model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(), nn.Linear(256, 10)).to(dev)
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3) if adam else torch.optim.SGD(model.parameters(), lr=0.01)
+        xb, yb = torch.rand(64, 784, device=dev), torch.randint(0, 10, (64,), device=dev)
+
+        def step():
+            opt.zero_grad()
+            F.cross_entropy(model(xb), yb).backward()
+            opt.step()
+
+        us = time_it(200, step, rounds)
+        print("BENCH MLP 784-512-256-10 train step batch 64 %s: %.0f us" % ("Adam" if adam else "SGD", us))
+    for n in (4096, 8192):
+        m1, m2 = torch.rand(n, n, device=dev), torch.rand(n, n, device=dev)
+        us = time_it(20 if n == 4096 else 5, lambda: m1.mm(m2), rounds)
+        print("BENCH sgemm %d: %.0f GFLOP/s" % (n, 2 * n ** 3 / us / 1000))
+    big = torch.rand(64 << 20, device=dev)
+    us = time_it(20, lambda: big + big, rounds)
+    print("BENCH a+a 64 Mi floats: %.0f GB/s" % (2 * (64 << 20) * 4 / us / 1000))
+
+
+if __name__ == "__main__":
+    main()
