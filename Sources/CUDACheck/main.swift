@@ -137,7 +137,8 @@ checkOnBoth("gather / scatterAdd / indexSelect / indexAdd_ / maskedFill", tol: 1
 }
 checkOnBoth("cat / stack / cumsum / cumprod / var / std / norm", tol: 1e-4) { dev in
     let x = seeded([40, 3000], 23, dev)
-    return [torch.cat([x, x * 2], dim: 1), torch.stack([x, x], dim: 2), x.cumsum(dim: 1), (x * 0.01 + 1).cumprod(dim: 0),
+    return [torch.cat([x, x * 2], dim: 1), torch.stack([x, x], dim: 2), torch.einsum("ij,kj->ik", x, x),
+            x.cumsum(dim: 1), (x * 0.01 + 1).cumprod(dim: 0),
             x.var(dim: 1), x.std(), x.norm(), x.norm(p: 3, dim: 0)]
 }
 checkOnBoth("Embedding, LayerNorm, GroupNorm forward and backward", tol: 1e-4) { dev in
@@ -150,14 +151,15 @@ checkOnBoth("Embedding, LayerNorm, GroupNorm forward and backward", tol: 1e-4) {
     (h.pow(2).sum() + z.sum()).backward()
     return [h, z, emb.weight.grad!, ln.weight!.grad!]
 }
-for name in ["RMSprop", "Adagrad", "Adadelta", "Adamax"] {
+for name in ["RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam"] {
     checkOnBoth("\(name), 5 steps", tol: 1e-4) { dev in
         torch.manualSeed(25)
         let model = nn.Linear(100, 10)
         model.to(dev)
         let ps = model.parameters()
         let opt: optim.Optimizer = name == "RMSprop" ? optim.RMSprop(ps, lr: 0.01, momentum: 0.9, centered: true)
-            : name == "Adagrad" ? optim.Adagrad(ps, lr: 0.1) : name == "Adadelta" ? optim.Adadelta(ps) : optim.Adamax(ps)
+            : name == "Adagrad" ? optim.Adagrad(ps, lr: 0.1) : name == "Adadelta" ? optim.Adadelta(ps)
+            : name == "NAdam" ? optim.NAdam(ps) : name == "RAdam" ? optim.RAdam(ps) : optim.Adamax(ps)
         let x = seeded([64, 100], 26, dev)
         for _ in 0..<5 {
             opt.zeroGrad()
@@ -167,6 +169,16 @@ for name in ["RMSprop", "Adagrad", "Adadelta", "Adamax"] {
         }
         return ps.map { $0.detach() }
     }
+}
+checkOnBoth("LSTM and GRU (2 layers, bidirectional, batch_first) with gradients", tol: 1e-4) { dev in
+    torch.manualSeed(28)
+    let lstm = nn.LSTM(32, 64, numLayers: 2, batchFirst: true, bidirectional: true), gru = nn.GRU(128, 16, batchFirst: true)
+    lstm.to(dev); gru.to(dev)
+    let x = seeded([8, 25, 32], 29, dev).requiresGrad_()
+    let (y, (h, c)) = lstm(x)
+    let (z, hg) = gru(y)
+    (z.pow(2).sum() + h.sum() + c.mean() + hg.sum()).backward()
+    return [y, h, c, z, x.grad!, lstm.parameters()[0].grad!, gru.parameters()[1].grad!]
 }
 do {
     torch.manualSeed(27)

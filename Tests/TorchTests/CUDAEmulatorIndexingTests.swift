@@ -3,16 +3,7 @@ import XCTest
 
 /// Index-based ops, joins and the layers built on them on the CUDA host emulator, against the CPU: each case
 /// is one program run once per device, with gradients where the op is differentiable.
-final class CUDAEmulatorIndexingTests: XCTestCase {
-    override class func setUp() {
-        super.setUp()
-        CUDARuntime.useEmulator()
-    }
-
-    override class func tearDown() {
-        CUDARuntime.stopEmulator()
-        super.tearDown()
-    }
+final class CUDAEmulatorIndexingTests: CUDAEmulatorTestCase {
 
     /// Runs `program` on the CPU and on the emulated GPU and compares every tensor it returns.
     private func assertSameOnBothDevices(_ name: String, tol: Double = 1e-6, file: StaticString = #filePath, line: UInt = #line,
@@ -93,8 +84,9 @@ final class CUDAEmulatorIndexingTests: XCTestCase {
             let c = torch.cat([a, b, a], dim: 1)
             let s = torch.stack([a, a * 2], dim: 1)
             let parts = c.split(4, dim: 1)
-            (parts[0].sum() * 2 + parts[2].pow(2).sum() + s.sum()).backward()
-            return [c, s, a.grad!, b.grad!]
+            let e = torch.einsum("ij,ik->jk", a, b), f = torch.einsum("bij->ji", s)
+            (parts[0].sum() * 2 + parts[2].pow(2).sum() + s.sum() + e.pow(2).sum() + f.sum()).backward()
+            return [c, s, e, f, a.grad!, b.grad!]
         }
         assertSameOnBothDevices("Embedding with padding_idx and scale_grad_by_freq, forward and backward") { dev in
             torch.manualSeed(6)
@@ -125,7 +117,7 @@ final class CUDAEmulatorIndexingTests: XCTestCase {
             (y * y.detach().sin()).sum().add(z.pow(3).sum()).backward()
             return [y, z, x.grad!, ln.weight!.grad!, ln.bias!.grad!]
         }
-        for name in ["RMSprop centered with momentum", "Adagrad", "Adadelta", "Adamax", "SGD with clipGradNorm_"] {
+        for name in ["RMSprop centered with momentum", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "SGD with clipGradNorm_"] {
             assertSameOnBothDevices("\(name): three steps", tol: 1e-5) { dev in
                 torch.manualSeed(10)
                 let model = nn.Linear(5, 3)
@@ -136,6 +128,8 @@ final class CUDAEmulatorIndexingTests: XCTestCase {
                 case "Adagrad": opt = optim.Adagrad(params, lr: 0.1, weightDecay: 0.01)
                 case "Adadelta": opt = optim.Adadelta(params, lr: 1, weightDecay: 0.01)
                 case "Adamax": opt = optim.Adamax(params, lr: 0.01)
+                case "NAdam": opt = optim.NAdam(params, lr: 0.01, weightDecay: 0.01)
+                case "RAdam": opt = optim.RAdam(params, lr: 0.01)
                 case "SGD with clipGradNorm_": opt = optim.SGD(params, lr: 0.1)
                 default: opt = optim.RMSprop(params, lr: 0.01, weightDecay: 0.01, momentum: 0.9, centered: true)
                 }
@@ -182,5 +176,36 @@ final class CUDAEmulatorIndexingTests: XCTestCase {
         let channels = F.dropout2d(torch.ones(4, 50, 3, 3, device: cuda), p: 0.5)
         let perChannel = channels.amax(dim: [2, 3]) .== channels.amin(dim: [2, 3])
         XCTAssertTrue(perChannel.all().item() != 0, "dropout2d drops whole channels")
+    }
+
+    func testRecurrentLayersMatchTheCPU() {
+        for (kind, bidirectional) in [("LSTM", true), ("GRU", false), ("RNN", true)] {
+            assertSameOnBothDevices("\(kind) two layers, batch_first, bidirectional \(bidirectional), with gradients", tol: 1e-5) { dev in
+                torch.manualSeed(13)
+                let output: Tensor, hN: Tensor
+                let x = data([3, 5, 4], seed: 14, on: dev, requiresGrad: true)
+                let module: nn.Module
+                switch kind {
+                case "LSTM":
+                    let m = nn.LSTM(4, 6, numLayers: 2, batchFirst: true, bidirectional: bidirectional)
+                    m.to(dev)
+                    let (o, (h, _)) = m(x, nil)
+                    (output, hN) = (o, h)
+                    module = m
+                case "GRU":
+                    let m = nn.GRU(4, 6, numLayers: 2, batchFirst: true, bidirectional: bidirectional)
+                    m.to(dev)
+                    (output, hN) = m(x, nil)
+                    module = m
+                default:
+                    let m = nn.RNN(4, 6, numLayers: 2, batchFirst: true, bidirectional: bidirectional)
+                    m.to(dev)
+                    (output, hN) = m(x, nil)
+                    module = m
+                }
+                (output.pow(2).sum() + hN.sum()).backward()
+                return [output, hN, x.grad!] + module.parameters().map { $0.grad! }
+            }
+        }
     }
 }

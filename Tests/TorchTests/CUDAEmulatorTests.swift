@@ -1,10 +1,9 @@
 import XCTest
 @testable import Torch
 
-/// The CUDA backend's logic on the host emulator (no GPU needed): the generated kernels, compiled for the
-/// host, run through the same allocator, dispatch and launch code as on a GPU, and must match the CPU.
-/// `cuda-check` runs the same comparisons on a real GPU.
-final class CUDAEmulatorTests: XCTestCase {
+/// A test case whose tests run with the CUDA host emulator in place of a GPU (`SWIFTTORCH_CUDA_EMULATOR`'s
+/// switch, turned on for the class and off after it).
+class CUDAEmulatorTestCase: XCTestCase {
     override class func setUp() {
         super.setUp()
         CUDARuntime.useEmulator()
@@ -14,6 +13,12 @@ final class CUDAEmulatorTests: XCTestCase {
         CUDARuntime.stopEmulator()
         super.tearDown()
     }
+}
+
+/// The CUDA backend's logic on the host emulator (no GPU needed): the generated kernels, compiled for the
+/// host, run through the same allocator, dispatch and launch code as on a GPU, and must match the CPU.
+/// `cuda-check` runs the same comparisons on a real GPU.
+final class CUDAEmulatorTests: CUDAEmulatorTestCase {
 
     private let cuda = Device.cuda(0)
 

@@ -208,6 +208,40 @@ private func dense(_ t: Tensor) -> Tensor { t.isContiguous ? t : t.contiguousCop
 
 // MARK: - Layer forward
 
+/// One recurrent layer on a GPU: the input projection of every step as one GEMM, then per step the hidden
+/// projection (one GEMM) and the cell's pointwise formulas as device ops (PyTorch's cell equations, as in
+/// `RecurrentCells.swift`); autograd differentiates the composition. A fused cell kernel (and cuDNN's RNN) is
+/// later work.
+private func deviceRNNLayer(_ mode: RNNMode, input: Tensor, h0: Tensor, c0: Tensor?, _ params: RNNLayerParams,
+                            reverse: Bool) -> (output: Tensor, hN: Tensor, cN: Tensor?) {
+    let steps = input.shape[0], batch = input.shape[1], n = h0.shape[1]
+    let projected = F.linear(input.reshape(steps * batch, input.shape[2]), params.wIh, params.bIh)
+        .reshape(steps, batch, mode.gateCount * n)
+    var h = h0, c = c0
+    var outputs = [Tensor](repeating: h0, count: steps)
+    for s in 0..<steps {
+        let t = reverse ? steps - 1 - s : s
+        let gi = projected.select(0, t), gh = F.linear(h, params.wHh, params.bHh)
+        switch mode {
+        case .rnnTanh: h = (gi + gh).tanh()
+        case .rnnRelu: h = (gi + gh).relu()
+        case .lstm:
+            let gates = gi + gh
+            let i = gates.narrow(1, 0, n).sigmoid(), f = gates.narrow(1, n, n).sigmoid()
+            let g = gates.narrow(1, 2 * n, n).tanh(), o = gates.narrow(1, 3 * n, n).sigmoid()
+            c = f * c! + i * g
+            h = o * c!.tanh()
+        case .gru:
+            let r = (gi.narrow(1, 0, n) + gh.narrow(1, 0, n)).sigmoid()
+            let z = (gi.narrow(1, n, n) + gh.narrow(1, n, n)).sigmoid()
+            let candidate = (gi.narrow(1, 2 * n, n) + r * gh.narrow(1, 2 * n, n)).tanh()
+            h = candidate + z * (h - candidate)
+        }
+        outputs[t] = h
+    }
+    return (torch.stack(outputs), h, c)
+}
+
 /// Runs one recurrent layer in one direction over a whole sequence.
 ///
 /// - Parameters:
@@ -220,6 +254,7 @@ private func dense(_ t: Tensor) -> Tensor { t.isContiguous ? t : t.contiguousCop
 /// the hand-written backward through time (first-order only).
 func rnnLayerForward(_ mode: RNNMode, input: Tensor, h0: Tensor, c0: Tensor?, _ params: RNNLayerParams,
                      reverse: Bool) -> (output: Tensor, hN: Tensor, cN: Tensor?) {
+    if !input.storage.isHost { return deviceRNNLayer(mode, input: input, h0: h0, c0: c0, params, reverse: reverse) }
     let steps = input.shape[0], batch = input.shape[1], inSize = input.shape[2]
     let hidden = h0.shape[1], gsize = mode.gateCount * hidden
     let dtype = input.dtype

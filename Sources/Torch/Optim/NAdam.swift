@@ -32,6 +32,15 @@ extension optim {
                 fillKernel(muProductT, muProduct)
                 let c1 = -lr * (1 - mu) / (1 - muProduct)
                 let c2 = -lr * muNext / (1 - muProduct * muNext)
+                if p.isCuda {
+                    var grad = maximize ? -g : g
+                    if wd != 0 { if decoupled { p.mul_(1 - lr * wd) } else { grad = grad + p * wd } }
+                    expAvg.add_((grad - expAvg) * (1 - beta1))
+                    expAvgSq.mul_(beta2).add_(grad * grad * (1 - beta2))
+                    let denom = (expAvgSq / bc2).sqrt() + eps
+                    p.add_(grad / denom * c1).add_(expAvg / denom * c2)
+                    return
+                }
                 func kernel<T: FloatElement>(_: T.Type) {
                     let pp = p.pointer(T.self), gp = g.pointer(T.self), m = expAvg.pointer(T.self), v = expAvgSq.pointer(T.self)
                     let w1 = T(1 - beta1), tb2 = T(beta2), w2 = T(1 - beta2), teps = T(eps), twd = T(wd)

@@ -26,6 +26,19 @@ extension optim {
                 let rhoInf = 2 / (1 - beta2) - 1
                 let rhoT = rhoInf - 2 * step * Glibc.pow(beta2, step) / bc2
                 let rect = rhoT > 5 ? ((rhoT - 4) * (rhoT - 2) * rhoInf / ((rhoInf - 4) * (rhoInf - 2) * rhoT)).squareRoot() : 0
+                if p.isCuda {
+                    var grad = maximize ? -g : g
+                    if wd != 0 { if decoupled { p.mul_(1 - lr * wd) } else { grad = grad + p * wd } }
+                    expAvg.add_((grad - expAvg) * (1 - beta1))
+                    expAvgSq.mul_(beta2).add_(grad * grad * (1 - beta2))
+                    let corrected = expAvg / bc1
+                    if rhoT > 5 {
+                        p.add_(corrected * (bc2.squareRoot() / (expAvgSq.sqrt() + eps)) * (-lr * rect))
+                    } else {
+                        p.add_(corrected * -lr)
+                    }
+                    return
+                }
                 func kernel<T: FloatElement>(_: T.Type) {
                     let pp = p.pointer(T.self), gp = g.pointer(T.self), m = expAvg.pointer(T.self), v = expAvgSq.pointer(T.self)
                     let w1 = T(1 - beta1), tb2 = T(beta2), w2 = T(1 - beta2), teps = T(eps), twd = T(wd)

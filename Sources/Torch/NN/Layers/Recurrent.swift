@@ -138,8 +138,8 @@ extension nn {
             if let c {
                 precondition(c.shape == expected, RNNBase.hiddenSizeMessage("Expected hidden[1] size", expected, c.shape))
             }
-            let h0 = h ?? torch.zeros(expected, dtype: input.dtype)
-            let c0: Tensor? = isLSTM ? (c ?? torch.zeros(expected, dtype: input.dtype)) : nil
+            let h0 = h ?? torch.zeros(expected, dtype: input.dtype, device: input.device)
+            let c0: Tensor? = isLSTM ? (c ?? torch.zeros(expected, dtype: input.dtype, device: input.device)) : nil
 
             var layerInput = x
             var hFinals: [Tensor] = [], cFinals: [Tensor] = []
