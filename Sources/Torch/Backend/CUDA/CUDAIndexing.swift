@@ -76,7 +76,7 @@ enum CUDAIndexing {
     /// Writes (or atomically adds) `values`, broadcast to the plan's result shape, into `dst` at the plan's positions.
     static func put(_ dst: Tensor, _ plan: AdvancedIndexPlan, _ values: Tensor, accumulate: Bool) {
         guard let offsets = plan.deviceOffsets else { preconditionFailure("CUDAIndexing.put: the plan has no device offsets") }
-        let v = onDevice(values, dst.device, op: "index_put_")
+        let v = onDevice(values, dst.device)
         let (indexed, offsetStrides) = planStrides(plan)
         launch(accumulate ? .putAdd : .put, dtype: dst.dtype, device: dst.device, shape: plan.resultShape,
                [(dst.deviceAddress, indexed), (v.deviceAddress, v.broadcastStrides(to: plan.resultShape)),
@@ -98,7 +98,7 @@ enum CUDAIndexing {
     /// `scatter(Add)` into `out` (a contiguous device tensor) along `dim`: `out[…, index[p], …] (+)= src[p]`
     /// for every position p of `index`.
     static func scatter(into out: Tensor, dim: Int, index: Tensor, src: Tensor, accumulate: Bool) {
-        let s = onDevice(src, out.device, op: "scatter")
+        let s = onDevice(src, out.device)
         let size = out.dim == 0 ? 1 : out.shape[dim], stride = out.dim == 0 ? 0 : out.strides[dim]
         let offsets = self.offsets([index], sizes: [size], strides: [stride], shape: index.shape, device: out.device)
         var outStrides = out.strides
@@ -122,7 +122,7 @@ enum CUDAIndexing {
 
     /// `t` on `device`: a CPU scalar moves (as PyTorch lets a 0-dim CPU tensor join CUDA ones); other
     /// tensors must already be there.
-    private static func onDevice(_ t: Tensor, _ device: Device, op: String) -> Tensor {
+    private static func onDevice(_ t: Tensor, _ device: Device) -> Tensor {
         if t.device == device { return t }
         precondition(t.storage.isHost && t.dim == 0, sameDeviceMessage(device, t.device))
         return t.to(device)

@@ -12,6 +12,8 @@ enum CUDARandom {
     static let defaultSeed: UInt64 = 67_280_421_310_721
 
     nonisolated(unsafe) private static var states: [Int: (seed: UInt64, offset: UInt64)] = [:]
+    /// The seed of every device without its own (set by `manualSeed(_, device: nil)`).
+    nonisolated(unsafe) private static var sharedSeed = defaultSeed
     private static let lock = NSLock()
 
     /// Seeds `device`'s generator (every device's when nil) and rewinds its offset.
@@ -21,23 +23,20 @@ enum CUDARandom {
             states[device] = (seed, 0)
         } else {
             states.removeAll()
-            defaultSeedOverride = seed
+            sharedSeed = seed
         }
     }
-
-    /// The seed devices without their own take after `manualSeed(_, device: nil)`.
-    nonisolated(unsafe) private static var defaultSeedOverride: UInt64? = nil
 
     /// The current seed of `device`'s generator.
     static func initialSeed(device: Int) -> UInt64 {
         lock.lock(); defer { lock.unlock() }
-        return states[device]?.seed ?? defaultSeedOverride ?? defaultSeed
+        return states[device]?.seed ?? sharedSeed
     }
 
     /// Reserves the counters `count` elements use and returns (seed, first offset).
     private static func reserve(device: Int, count: Int) -> (seed: UInt64, offset: UInt64) {
         lock.lock(); defer { lock.unlock() }
-        let state = states[device] ?? (defaultSeedOverride ?? defaultSeed, 0)
+        let state = states[device] ?? (sharedSeed, 0)
         states[device] = (state.seed, state.offset &+ UInt64((count + 1) / 2))
         return state
     }

@@ -37,23 +37,12 @@ enum CUDAReduction {
         let out = Tensor(uninitializedShape: plan.outShape, dtype: x.dtype, device: x.device)
         let indices = withIndices ? Tensor(uninitializedShape: plan.outShape, dtype: .int64, device: x.device) : nil
         if outer * inner == 0 { return (out, indices) }
-        let f = ctx.function(.reduce(op, x.dtype))
-        let block = ReductionKernelSource.blockSize
         func launch(in input: UInt64, out output: UInt64, indexOut: UInt64, outer: Int, length: Int, inner: Int, partials: Int) {
             var args = stcu_red_args()
             args.outer = Int64(outer); args.length = Int64(length); args.inner = Int64(inner); args.partials = Int64(partials)
             args.in = input; args.out = output; args.index_out = indexOut
-            let grid: (UInt32, UInt32)
-            if inner == 1 {
-                grid = (UInt32(outer), UInt32(partials))
-            } else {
-                grid = (UInt32(Swift.max(1, Swift.min((outer * inner + block - 1) / block, ctx.multiprocessorCount * 32))), 1)
-            }
-            ctx.bind()
-            let r = withUnsafePointer(to: &args) {
-                stcu_dev_launch(f, grid.0, grid.1, 1, UInt32(block), 1, 1, ctx.stream, $0, MemoryLayout<stcu_red_args>.size)
-            }
-            CUDARuntime.check(r, "cuLaunchKernel(reduce_\(op.name))")
+            let grid = inner == 1 ? (UInt32(outer), UInt32(partials)) : (threadGrid(outer * inner, ctx), 1)
+            CUDAReduction.launch(op, x.dtype, ctx, &args, grid: grid)
         }
         // Few long rows: split each over several blocks (a second pass combines), so all SMs take part.
         // 4096 elements per block is where one block's loop outweighs a second launch.
@@ -87,15 +76,27 @@ enum CUDAReduction {
         var args = stcu_red_args()
         args.outer = Int64(outer); args.length = Int64(length); args.inner = Int64(inner); args.partials = 1
         args.in = src.deviceAddress; args.out = out.deviceAddress
+        // Rows: one block each (grid-stride beyond 32 per SM); lines: one thread each.
+        let grid = inner == 1 ? UInt32(Swift.max(1, Swift.min(outer, ctx.multiprocessorCount * 32))) : threadGrid(outer * inner, ctx)
+        launch(op, x.dtype, ctx, &args, grid: (grid, 1))
+        return out
+    }
+
+    /// Blocks for `threads` one-per-item threads: enough to fill every SM several times over (grid-stride beyond).
+    private static func threadGrid(_ threads: Int, _ ctx: CUDADeviceContext) -> UInt32 {
         let block = ReductionKernelSource.blockSize
-        let work = inner == 1 ? outer : (outer * inner + block - 1) / block
-        let grid = UInt32(Swift.max(1, Swift.min(work, ctx.multiprocessorCount * 32)))
+        return UInt32(Swift.max(1, Swift.min((threads + block - 1) / block, ctx.multiprocessorCount * 32)))
+    }
+
+    /// Launches the reduce-family kernel `op` for `dtype` with `args`, in blocks of `ReductionKernelSource.blockSize`.
+    private static func launch(_ op: CUDAReduceOp, _ dtype: DType, _ ctx: CUDADeviceContext, _ args: inout stcu_red_args,
+                               grid: (UInt32, UInt32)) {
+        let f = ctx.function(.reduce(op, dtype))
         ctx.bind()
-        let f = ctx.function(.reduce(op, x.dtype))
         let r = withUnsafePointer(to: &args) {
-            stcu_dev_launch(f, grid, 1, 1, UInt32(block), 1, 1, ctx.stream, $0, MemoryLayout<stcu_red_args>.size)
+            stcu_dev_launch(f, grid.0, grid.1, 1, UInt32(ReductionKernelSource.blockSize), 1, 1, ctx.stream, $0,
+                            MemoryLayout<stcu_red_args>.size)
         }
         CUDARuntime.check(r, "cuLaunchKernel(reduce_\(op.name))")
-        return out
     }
 }
