@@ -2,22 +2,26 @@
 // then the training checks and the speed cases of issue 25. One `PASS`/`FAIL` line per check; exit 0 only when
 // all pass. Runs where no Swift is installed: `../shared/tools/device-pack cuda-check` packs a static build.
 //
-//   cuda-check [--emulator] [--skip-bench] [--quick]
+//   cuda-check [--emulator] [--skip-bench | --bench-only] [--quick]
 import Foundation
 import Torch
 
-var useEmulator = false, runBench = true, quick = false
+// Line-buffered, so a check that stops the process still leaves every line before it in a redirected log.
+setvbuf(stdout, nil, _IOLBF, 0)
+
+var useEmulator = false, runBench = true, runChecks = true, quick = false
 for a in CommandLine.arguments.dropFirst() {
     switch a {
     case "--emulator": useEmulator = true
     case "--skip-bench": runBench = false
+    case "--bench-only": runChecks = false
     case "--quick": quick = true
     case "--expect-mixed-device-error":
         // Run by the parent as a child process: mixing devices must stop with PyTorch's message.
         _ = torch.ones(2).cuda() + torch.ones(2)
         exit(0)
     default:
-        FileHandle.standardError.write(Data("usage: cuda-check [--emulator] [--skip-bench] [--quick]\n".utf8))
+        FileHandle.standardError.write(Data("usage: cuda-check [--emulator] [--skip-bench | --bench-only] [--quick]\n".utf8))
         exit(2)
     }
 }
@@ -58,221 +62,223 @@ func check(_ name: String, tol: Double, _ gpu: () -> Tensor, _ cpu: () -> Tensor
     report(name, e <= tol, "max rel. error \(e) (tol \(tol))")
 }
 
-// MARK: values, every family and dtype
+if runChecks {
+    // MARK: values, every family and dtype
 
-torch.manualSeed(0)
-let floatTypes: [(DType, Double)] = [(.float32, 1e-5), (.float64, 1e-12), (.float16, 2e-3), (.bfloat16, 1e-2)]
-let a = torch.rand(6, 1, 33) * 1.6 - 0.8, b = torch.rand(5, 33) * 1.6 - 0.8
-for (dt, tol) in floatTypes {
-    let x = a.to(dt), y = (b + 1.5).to(dt), xd = x.cuda(), yd = y.cuda()
-    let binaries: [(String, (Tensor, Tensor) -> Tensor)] = [
-        ("add", { $0 + $1 }), ("sub", { $0 - $1 }), ("mul", { $0 * $1 }), ("div", { $0 / $1 }), ("maximum", { $0.maximum($1) }),
-        ("pow", { $0.abs().pow($1) }), ("atan2", { $0.atan2($1) }), ("remainder", { $0.remainder($1) }), ("scalar", { $0 * 3 - $1 / 2 })]
-    for (name, f) in binaries {
-        check("binary \(name) \(dt.name) broadcast", tol: tol, { f(xd, yd) }, { f(x, y) })
-    }
-    let unaries: [(String, (Tensor) -> Tensor)] = [
-        ("exp", { $0.exp() }), ("log", { $0.abs().log() }), ("tanh", { $0.tanh() }), ("sigmoid", { $0.sigmoid() }),
-        ("sqrt", { $0.abs().sqrt() }), ("erf", { $0.erf() }), ("relu", { $0.relu() }), ("sin", { $0.sin() }), ("round", { $0.round() })]
-    for (name, f) in unaries {
-        check("unary \(name) \(dt.name)", tol: tol, { f(xd) }, { f(x) })
-    }
-    check("strided transpose \(dt.name)", tol: tol, { (xd.squeeze(1).t() * 2).contiguous() }, { (x.squeeze(1).t() * 2).contiguous() })
-    check("sum dim \(dt.name)", tol: tol * 10, { xd.sum(dim: 2) }, { x.sum(dim: 2) })
-    check("sum all \(dt.name)", tol: tol * 10, { xd.sum() }, { x.sum() })
-    check("amax \(dt.name)", tol: 0, { xd.amax(dim: [0, 2]) }, { x.amax(dim: [0, 2]) })
-    check("argmax \(dt.name)", tol: 0, { xd.argmax(dim: 2) }, { x.argmax(dim: 2) })
-    check("softmax \(dt.name)", tol: tol * 10, { xd.softmax(dim: 2) }, { x.softmax(dim: 2) })
-    check("compare \(dt.name)", tol: 0, { xd .> yd }, { x .> y })
-}
-let ints = torch.randint(-50, 50, [7, 9]), small = torch.randint(1, 6, [9])
-let integerCases: [(String, (Tensor, Tensor) -> Tensor)] = [
-    ("add", { $0 + $1 }), ("mul", { $0 * $1 }), ("floorDivide", { $0.floorDivide($1) }), ("remainder", { $0.remainder($1) }),
-    ("sum", { ($0 * $1).sum(dim: 0) }), ("cast", { $0.to(.float32) / $1.to(.float64) })]
-for (name, f) in integerCases {
-    check("int64 \(name)", tol: 1e-12, { f(ints.cuda(), small.cuda()) }, { f(ints, small) })
-}
-for from in DType.allCases {
-    for to in DType.allCases {
-        let src = (torch.arange(-6, 6).reshape(3, 4)).to(from)
-        check("cast \(from.name)->\(to.name)", tol: 0, { src.cuda().to(to) }, { src.to(to) })
-    }
-}
-for dt in [DType.float32, .float64] {
-    let m = torch.randn(65, 33).to(dt), n = torch.randn(33, 17).to(dt)
-    let tol = dt == .float32 ? 1e-4 : 1e-10
-    check("mm \(dt.name)", tol: tol, { m.cuda().mm(n.cuda()) }, { m.mm(n) })
-    check("mm transposed \(dt.name)", tol: tol, { n.cuda().t().mm(m.cuda().t()) }, { n.t().mm(m.t()) })
-    check("addmm \(dt.name)", tol: tol, { torch.addmm(torch.ones(17, dtype: dt).cuda(), m.cuda(), n.cuda(), beta: 0.5, alpha: 2) },
-          { torch.addmm(torch.ones(17, dtype: dt), m, n, beta: 0.5, alpha: 2) })
-    check("bmm \(dt.name)", tol: tol, { m.reshape(5, 13, 33).cuda().bmm(n.cuda().expand(5, 33, 17)) }, { m.reshape(5, 13, 33).bmm(n.expand(5, 33, 17)) })
-}
-
-// MARK: index ops, joins, scans, norms, layers and optimizers (one program per check, run on both devices)
-
-func checkOnBoth(_ name: String, tol: Double, _ program: (Device) -> [Tensor]) {
-    let g = program(cuda), c = program(.cpu)
-    for (k, (gt, ct)) in zip(g, c).enumerated() { check(g.count == 1 ? name : "\(name) #\(k)", tol: tol, { gt }, { ct }) }
-}
-func seeded(_ shape: [Int], _ seed: UInt64, _ device: Device) -> Tensor {
-    torch.manualSeed(seed)
-    return torch.randn(shape).to(device)
-}
-checkOnBoth("advanced indexing read/write and gradient", tol: 1e-5) { dev in
-    let x = seeded([300, 70], 20, dev).requiresGrad_()
-    let idx = torch.randint(-300, 300, [1000]).to(dev)
-    let y = x[idx] + x[TensorIndex.all, torch.tensor([69, 0, 3])].sum()
-    y.pow(2).sum().backward()
-    let w = seeded([300, 70], 21, dev)
-    w.indexPut_([idx], torch.ones(1000, 70).to(dev), accumulate: true)
-    w[w .> 1.5] = torch.tensor(0.0)
-    return [y, x.grad!, w, w.maskedSelect(w .< -1), (w .< -2).nonzero()]
-}
-checkOnBoth("gather / scatterAdd / indexSelect / indexAdd_ / maskedFill", tol: 1e-5) { dev in
-    let x = seeded([64, 500], 22, dev)
-    let idx = torch.randint(0, 500, [64, 800]).to(dev)
-    return [x.gather(1, idx), torch.zeros(64, 500).to(dev).scatterAdd(1, idx, x.gather(1, idx)),
-            x.indexSelect(0, torch.randint(0, 64, [100]).to(dev)),
-            torch.zeros(10, 500).to(dev).indexAdd_(0, torch.randint(0, 10, [64]).to(dev), x), x.maskedFill(x .> 0, 2)]
-}
-checkOnBoth("cat / stack / cumsum / cumprod / var / std / norm", tol: 1e-4) { dev in
-    let x = seeded([40, 3000], 23, dev)
-    return [torch.cat([x, x * 2], dim: 1), torch.stack([x, x], dim: 2), torch.einsum("ij,kj->ik", x, x),
-            x.cumsum(dim: 1), (x * 0.01 + 1).cumprod(dim: 0),
-            x.var(dim: 1), x.std(), x.norm(), x.norm(p: 3, dim: 0)]
-}
-checkOnBoth("Embedding, LayerNorm, GroupNorm forward and backward", tol: 1e-4) { dev in
-    torch.manualSeed(24)
-    let emb = nn.Embedding(1000, 64, paddingIdx: 0), ln = nn.LayerNorm(64), gn = nn.GroupNorm(4, 32)
-    emb.to(dev); ln.to(dev); gn.to(dev)
-    let tokens = torch.randint(0, 1000, [32, 20]).to(dev)
-    let h = ln(emb(tokens))
-    let z = gn(h.reshape(32, 20, 32, 2).permute(0, 2, 1, 3))
-    (h.pow(2).sum() + z.sum()).backward()
-    return [h, z, emb.weight.grad!, ln.weight!.grad!]
-}
-for name in ["RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam"] {
-    checkOnBoth("\(name), 5 steps", tol: 1e-4) { dev in
-        torch.manualSeed(25)
-        let model = nn.Linear(100, 10)
-        model.to(dev)
-        let ps = model.parameters()
-        let opt: optim.Optimizer = name == "RMSprop" ? optim.RMSprop(ps, lr: 0.01, momentum: 0.9, centered: true)
-            : name == "Adagrad" ? optim.Adagrad(ps, lr: 0.1) : name == "Adadelta" ? optim.Adadelta(ps)
-            : name == "NAdam" ? optim.NAdam(ps) : name == "RAdam" ? optim.RAdam(ps) : optim.Adamax(ps)
-        let x = seeded([64, 100], 26, dev)
-        for _ in 0..<5 {
-            opt.zeroGrad()
-            model(x).pow(2).mean().backward()
-            _ = nn.utils.clipGradNorm_(ps, maxNorm: 1)
-            opt.step()
+    torch.manualSeed(0)
+    let floatTypes: [(DType, Double)] = [(.float32, 1e-5), (.float64, 1e-12), (.float16, 2e-3), (.bfloat16, 1e-2)]
+    let a = torch.rand(6, 1, 33) * 1.6 - 0.8, b = torch.rand(5, 33) * 1.6 - 0.8
+    for (dt, tol) in floatTypes {
+        let x = a.to(dt), y = (b + 1.5).to(dt), xd = x.cuda(), yd = y.cuda()
+        let binaries: [(String, (Tensor, Tensor) -> Tensor)] = [
+            ("add", { $0 + $1 }), ("sub", { $0 - $1 }), ("mul", { $0 * $1 }), ("div", { $0 / $1 }), ("maximum", { $0.maximum($1) }),
+            ("pow", { $0.abs().pow($1) }), ("atan2", { $0.atan2($1) }), ("remainder", { $0.remainder($1) }), ("scalar", { $0 * 3 - $1 / 2 })]
+        for (name, f) in binaries {
+            check("binary \(name) \(dt.name) broadcast", tol: tol, { f(xd, yd) }, { f(x, y) })
         }
-        return ps.map { $0.detach() }
+        let unaries: [(String, (Tensor) -> Tensor)] = [
+            ("exp", { $0.exp() }), ("log", { $0.abs().log() }), ("tanh", { $0.tanh() }), ("sigmoid", { $0.sigmoid() }),
+            ("sqrt", { $0.abs().sqrt() }), ("erf", { $0.erf() }), ("relu", { $0.relu() }), ("sin", { $0.sin() }), ("round", { $0.round() })]
+        for (name, f) in unaries {
+            check("unary \(name) \(dt.name)", tol: tol, { f(xd) }, { f(x) })
+        }
+        check("strided transpose \(dt.name)", tol: tol, { (xd.squeeze(1).t() * 2).contiguous() }, { (x.squeeze(1).t() * 2).contiguous() })
+        check("sum dim \(dt.name)", tol: tol * 10, { xd.sum(dim: 2) }, { x.sum(dim: 2) })
+        check("sum all \(dt.name)", tol: tol * 10, { xd.sum() }, { x.sum() })
+        check("amax \(dt.name)", tol: 0, { xd.amax(dim: [0, 2]) }, { x.amax(dim: [0, 2]) })
+        check("argmax \(dt.name)", tol: 0, { xd.argmax(dim: 2) }, { x.argmax(dim: 2) })
+        check("softmax \(dt.name)", tol: tol * 10, { xd.softmax(dim: 2) }, { x.softmax(dim: 2) })
+        check("compare \(dt.name)", tol: 0, { xd .> yd }, { x .> y })
     }
-}
-checkOnBoth("LSTM and GRU (2 layers, bidirectional, batch_first) with gradients", tol: 1e-4) { dev in
-    torch.manualSeed(28)
-    let lstm = nn.LSTM(32, 64, numLayers: 2, batchFirst: true, bidirectional: true), gru = nn.GRU(128, 16, batchFirst: true)
-    lstm.to(dev); gru.to(dev)
-    let x = seeded([8, 25, 32], 29, dev).requiresGrad_()
-    let (y, (h, c)) = lstm(x)
-    let (z, hg) = gru(y)
-    (z.pow(2).sum() + h.sum() + c.mean() + hg.sum()).backward()
-    return [y, h, c, z, x.grad!, lstm.parameters()[0].grad!, gru.parameters()[1].grad!]
-}
-do {
-    torch.manualSeed(27)
-    let u = torch.rand(1 << 20, device: cuda), z = torch.randn(1 << 20, device: cuda)
-    let y = F.dropout(torch.ones(1 << 20, device: cuda), p: 0.25)
-    let stats = [u.mean().item(), z.mean().item(), z.std().item(), (y .!= 0).float().mean().item(), y.max().item()]
-    report("device RNG: rand, randn and dropout statistics", abs(stats[0] - 0.5) < 2e-3 && abs(stats[1]) < 5e-3
-           && abs(stats[2] - 1) < 5e-3 && abs(stats[3] - 0.75) < 2e-3 && abs(stats[4] - 4.0 / 3) < 1e-5, "\(stats)")
-}
-
-// MARK: gradients
-
-do {
-    torch.manualSeed(1)
-    let w = torch.randn(8, 5), x = torch.randn(4, 8), labels = torch.randint(0, 5, [4])
-    func grads(_ device: Device) -> [Tensor] {
-        let wd = w.to(device).requiresGrad_(), xd = x.to(device).requiresGrad_()
-        let loss = F.crossEntropy(xd.mm(wd).tanh() * 2, labels.to(device)) + (xd.sigmoid() * xd.relu()).mean()
-        loss.backward()
-        return [loss.detach(), wd.grad!, xd.grad!]
+    let ints = torch.randint(-50, 50, [7, 9]), small = torch.randint(1, 6, [9])
+    let integerCases: [(String, (Tensor, Tensor) -> Tensor)] = [
+        ("add", { $0 + $1 }), ("mul", { $0 * $1 }), ("floorDivide", { $0.floorDivide($1) }), ("remainder", { $0.remainder($1) }),
+        ("sum", { ($0 * $1).sum(dim: 0) }), ("cast", { $0.to(.float32) / $1.to(.float64) })]
+    for (name, f) in integerCases {
+        check("int64 \(name)", tol: 1e-12, { f(ints.cuda(), small.cuda()) }, { f(ints, small) })
     }
-    let g = grads(cuda), c = grads(.cpu)
-    for (i, name) in ["loss", "grad w", "grad x"].enumerated() { check("autograd \(name)", tol: 1e-5, { g[i] }, { c[i] }) }
-}
-
-// MARK: training: tutorial 000's MLP (784-512-256-10 with BatchNorm) and tutorial 003's two-layer net
-
-func trainLosses(_ device: Device, adam: Bool, steps: Int) -> [Double] {
-    torch.manualSeed(2)
-    let model = nn.Sequential(nn.Linear(784, 512, bias: false), nn.BatchNorm1d(512), nn.ReLU(), nn.Linear(512, 256, bias: false),
-                              nn.BatchNorm1d(256), nn.ReLU(), nn.Linear(256, 10))
-    model.to(device)
-    let opt: optim.Optimizer = adam ? optim.Adam(model.parameters(), lr: 1e-3) : optim.SGD(model.parameters(), lr: 0.05, momentum: 0.9)
-    let x = torch.rand(64, 784).to(device), y = torch.randint(0, 10, [64]).to(device)
-    var losses: [Double] = []
-    for _ in 0..<steps {
-        opt.zeroGrad()
-        let loss = F.crossEntropy(model(x), y)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
+    for from in DType.allCases {
+        for to in DType.allCases {
+            let src = (torch.arange(-6, 6).reshape(3, 4)).to(from)
+            check("cast \(from.name)->\(to.name)", tol: 0, { src.cuda().to(to) }, { src.to(to) })
+        }
     }
-    return losses
-}
-for adam in [false, true] {
-    let g = trainLosses(cuda, adam: adam, steps: 10), c = trainLosses(.cpu, adam: adam, steps: 10)
-    let worst = zip(g, c).map { abs($0 - $1) }.max() ?? .infinity
-    report("tutorial 000 MLP, 10 steps, \(adam ? "Adam" : "SGD")", worst < 1e-3, "max |loss diff| \(worst), last \(g.last!) vs \(c.last!)")
-}
-do {
-    // Tutorial 003: a two-layer net on random data (64×1000 → 100 → 10), plain SGD on the sum of squares.
-    func run(_ device: Device) -> Double {
-        torch.manualSeed(3)
-        let x = torch.randn(64, 1000).to(device), y = torch.randn(64, 10).to(device)
-        let model = nn.Sequential(nn.Linear(1000, 100), nn.ReLU(), nn.Linear(100, 10)).to(device)
-        let opt = optim.SGD(model.parameters(), lr: 1e-4)
-        var last = 0.0
-        for _ in 0..<50 {
+    for dt in [DType.float32, .float64] {
+        let m = torch.randn(65, 33).to(dt), n = torch.randn(33, 17).to(dt)
+        let tol = dt == .float32 ? 1e-4 : 1e-10
+        check("mm \(dt.name)", tol: tol, { m.cuda().mm(n.cuda()) }, { m.mm(n) })
+        check("mm transposed \(dt.name)", tol: tol, { n.cuda().t().mm(m.cuda().t()) }, { n.t().mm(m.t()) })
+        check("addmm \(dt.name)", tol: tol, { torch.addmm(torch.ones(17, dtype: dt).cuda(), m.cuda(), n.cuda(), beta: 0.5, alpha: 2) },
+              { torch.addmm(torch.ones(17, dtype: dt), m, n, beta: 0.5, alpha: 2) })
+        check("bmm \(dt.name)", tol: tol, { m.reshape(5, 13, 33).cuda().bmm(n.cuda().expand(5, 33, 17)) }, { m.reshape(5, 13, 33).bmm(n.expand(5, 33, 17)) })
+    }
+
+    // MARK: index ops, joins, scans, norms, layers and optimizers (one program per check, run on both devices)
+
+    func checkOnBoth(_ name: String, tol: Double, _ program: (Device) -> [Tensor]) {
+        let g = program(cuda), c = program(.cpu)
+        for (k, (gt, ct)) in zip(g, c).enumerated() { check(g.count == 1 ? name : "\(name) #\(k)", tol: tol, { gt }, { ct }) }
+    }
+    func seeded(_ shape: [Int], _ seed: UInt64, _ device: Device) -> Tensor {
+        torch.manualSeed(seed)
+        return torch.randn(shape).to(device)
+    }
+    checkOnBoth("advanced indexing read/write and gradient", tol: 1e-5) { dev in
+        let x = seeded([300, 70], 20, dev).requiresGrad_()
+        let idx = torch.randint(-300, 300, [1000]).to(dev)
+        let y = x[idx] + x[TensorIndex.all, torch.tensor([69, 0, 3])].sum()
+        y.pow(2).sum().backward()
+        let w = seeded([300, 70], 21, dev)
+        w.indexPut_([idx], torch.ones(1000, 70).to(dev), accumulate: true)
+        w[w .> 1.5] = torch.tensor(0.0)
+        return [y, x.grad!, w, w.maskedSelect(w .< -1), (w .< -2).nonzero()]
+    }
+    checkOnBoth("gather / scatterAdd / indexSelect / indexAdd_ / maskedFill", tol: 1e-5) { dev in
+        let x = seeded([64, 500], 22, dev)
+        let idx = torch.randint(0, 500, [64, 800]).to(dev)
+        return [x.gather(1, idx), torch.zeros(64, 500).to(dev).scatterAdd(1, idx, x.gather(1, idx)),
+                x.indexSelect(0, torch.randint(0, 64, [100]).to(dev)),
+                torch.zeros(10, 500).to(dev).indexAdd_(0, torch.randint(0, 10, [64]).to(dev), x), x.maskedFill(x .> 0, 2)]
+    }
+    checkOnBoth("cat / stack / cumsum / cumprod / var / std / norm", tol: 1e-4) { dev in
+        let x = seeded([40, 3000], 23, dev)
+        return [torch.cat([x, x * 2], dim: 1), torch.stack([x, x], dim: 2), torch.einsum("ij,kj->ik", x, x),
+                x.cumsum(dim: 1), (x * 0.01 + 1).cumprod(dim: 0),
+                x.var(dim: 1), x.std(), x.norm(), x.norm(p: 3, dim: 0)]
+    }
+    checkOnBoth("Embedding, LayerNorm, GroupNorm forward and backward", tol: 1e-4) { dev in
+        torch.manualSeed(24)
+        let emb = nn.Embedding(1000, 64, paddingIdx: 0), ln = nn.LayerNorm(64), gn = nn.GroupNorm(4, 32)
+        emb.to(dev); ln.to(dev); gn.to(dev)
+        let tokens = torch.randint(0, 1000, [32, 20]).to(dev)
+        let h = ln(emb(tokens))
+        let z = gn(h.reshape(32, 20, 32, 2).permute(0, 2, 1, 3))
+        (h.pow(2).sum() + z.sum()).backward()
+        return [h, z, emb.weight.grad!, ln.weight!.grad!]
+    }
+    for name in ["RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam"] {
+        checkOnBoth("\(name), 5 steps", tol: 1e-4) { dev in
+            torch.manualSeed(25)
+            let model = nn.Linear(100, 10)
+            model.to(dev)
+            let ps = model.parameters()
+            let opt: optim.Optimizer = name == "RMSprop" ? optim.RMSprop(ps, lr: 0.01, momentum: 0.9, centered: true)
+                : name == "Adagrad" ? optim.Adagrad(ps, lr: 0.1) : name == "Adadelta" ? optim.Adadelta(ps)
+                : name == "NAdam" ? optim.NAdam(ps) : name == "RAdam" ? optim.RAdam(ps) : optim.Adamax(ps)
+            let x = seeded([64, 100], 26, dev)
+            for _ in 0..<5 {
+                opt.zeroGrad()
+                model(x).pow(2).mean().backward()
+                _ = nn.utils.clipGradNorm_(ps, maxNorm: 1)
+                opt.step()
+            }
+            return ps.map { $0.detach() }
+        }
+    }
+    checkOnBoth("LSTM and GRU (2 layers, bidirectional, batch_first) with gradients", tol: 1e-4) { dev in
+        torch.manualSeed(28)
+        let lstm = nn.LSTM(32, 64, numLayers: 2, batchFirst: true, bidirectional: true), gru = nn.GRU(128, 16, batchFirst: true)
+        lstm.to(dev); gru.to(dev)
+        let x = seeded([8, 25, 32], 29, dev).requiresGrad_()
+        let (y, (h, c)) = lstm(x)
+        let (z, hg) = gru(y)
+        (z.pow(2).sum() + h.sum() + c.mean() + hg.sum()).backward()
+        return [y, h, c, z, x.grad!, lstm.parameters()[0].grad!, gru.parameters()[1].grad!]
+    }
+    do {
+        torch.manualSeed(27)
+        let u = torch.rand(1 << 20, device: cuda), z = torch.randn(1 << 20, device: cuda)
+        let y = F.dropout(torch.ones(1 << 20, device: cuda), p: 0.25)
+        let stats = [u.mean().item(), z.mean().item(), z.std().item(), (y .!= 0).float().mean().item(), y.max().item()]
+        report("device RNG: rand, randn and dropout statistics", abs(stats[0] - 0.5) < 2e-3 && abs(stats[1]) < 5e-3
+               && abs(stats[2] - 1) < 5e-3 && abs(stats[3] - 0.75) < 2e-3 && abs(stats[4] - 4.0 / 3) < 1e-5, "\(stats)")
+    }
+
+    // MARK: gradients
+
+    do {
+        torch.manualSeed(1)
+        let w = torch.randn(8, 5), x = torch.randn(4, 8), labels = torch.randint(0, 5, [4])
+        func grads(_ device: Device) -> [Tensor] {
+            let wd = w.to(device).requiresGrad_(), xd = x.to(device).requiresGrad_()
+            let loss = F.crossEntropy(xd.mm(wd).tanh() * 2, labels.to(device)) + (xd.sigmoid() * xd.relu()).mean()
+            loss.backward()
+            return [loss.detach(), wd.grad!, xd.grad!]
+        }
+        let g = grads(cuda), c = grads(.cpu)
+        for (i, name) in ["loss", "grad w", "grad x"].enumerated() { check("autograd \(name)", tol: 1e-5, { g[i] }, { c[i] }) }
+    }
+
+    // MARK: training: tutorial 000's MLP (784-512-256-10 with BatchNorm) and tutorial 003's two-layer net
+
+    func trainLosses(_ device: Device, adam: Bool, steps: Int) -> [Double] {
+        torch.manualSeed(2)
+        let model = nn.Sequential(nn.Linear(784, 512, bias: false), nn.BatchNorm1d(512), nn.ReLU(), nn.Linear(512, 256, bias: false),
+                                  nn.BatchNorm1d(256), nn.ReLU(), nn.Linear(256, 10))
+        model.to(device)
+        let opt: optim.Optimizer = adam ? optim.Adam(model.parameters(), lr: 1e-3) : optim.SGD(model.parameters(), lr: 0.05, momentum: 0.9)
+        let x = torch.rand(64, 784).to(device), y = torch.randint(0, 10, [64]).to(device)
+        var losses: [Double] = []
+        for _ in 0..<steps {
             opt.zeroGrad()
-            let loss = F.mseLoss(model(x), y, reduction: .sum)
+            let loss = F.crossEntropy(model(x), y)
             loss.backward()
             opt.step()
-            last = loss.item()
+            losses.append(loss.item())
         }
-        return last
+        return losses
     }
-    let g = run(cuda), c = run(.cpu)
-    report("tutorial 003 two-layer net, 50 steps", abs(g - c) <= 1e-3 * max(1, abs(c)), "loss \(g) vs \(c)")
+    for adam in [false, true] {
+        let g = trainLosses(cuda, adam: adam, steps: 10), c = trainLosses(.cpu, adam: adam, steps: 10)
+        let worst = zip(g, c).map { abs($0 - $1) }.max() ?? .infinity
+        report("tutorial 000 MLP, 10 steps, \(adam ? "Adam" : "SGD")", worst < 1e-3, "max |loss diff| \(worst), last \(g.last!) vs \(c.last!)")
+    }
+    do {
+        // Tutorial 003: a two-layer net on random data (64×1000 → 100 → 10), plain SGD on the sum of squares.
+        func run(_ device: Device) -> Double {
+            torch.manualSeed(3)
+            let x = torch.randn(64, 1000).to(device), y = torch.randn(64, 10).to(device)
+            let model = nn.Sequential(nn.Linear(1000, 100), nn.ReLU(), nn.Linear(100, 10)).to(device)
+            let opt = optim.SGD(model.parameters(), lr: 1e-4)
+            var last = 0.0
+            for _ in 0..<50 {
+                opt.zeroGrad()
+                let loss = F.mseLoss(model(x), y, reduction: .sum)
+                loss.backward()
+                opt.step()
+                last = loss.item()
+            }
+            return last
+        }
+        let g = run(cuda), c = run(.cpu)
+        report("tutorial 003 two-layer net, 50 steps", abs(g - c) <= 1e-3 * max(1, abs(c)), "loss \(g) vs \(c)")
+    }
+
+    // MARK: save/load and errors
+
+    do {
+        let path = NSTemporaryDirectory() + "cuda-check-\(getpid()).pt"
+        defer { unlink(path) }
+        let t = torch.arange(0, 6).float().reshape(2, 3).cuda()
+        try torch.save(t, path)
+        let back = try torch.load(path, mapLocation: "cuda")
+        if case .tensor(let u) = back { check("save/load cuda tensor", tol: 0, { u }, { t.cpu() }) } else { report("save/load cuda tensor", false) }
+    } catch { report("save/load cuda tensor", false, "\(error)") }
+    do {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        p.arguments = ["--expect-mixed-device-error"]
+        p.environment = ProcessInfo.processInfo.environment
+        let pipe = Pipe()
+        p.standardError = pipe
+        p.standardOutput = Pipe()
+        try p.run()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        report("mixed devices stop with PyTorch's message", p.terminationStatus != 0
+               && text.contains("Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"))
+    } catch { report("mixed devices", false, "\(error)") }
 }
-
-// MARK: save/load and errors
-
-do {
-    let path = NSTemporaryDirectory() + "cuda-check-\(getpid()).pt"
-    defer { unlink(path) }
-    let t = torch.arange(0, 6).float().reshape(2, 3).cuda()
-    try torch.save(t, path)
-    let back = try torch.load(path, mapLocation: "cuda")
-    if case .tensor(let u) = back { check("save/load cuda tensor", tol: 0, { u }, { t.cpu() }) } else { report("save/load cuda tensor", false) }
-} catch { report("save/load cuda tensor", false, "\(error)") }
-do {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-    p.arguments = ["--expect-mixed-device-error"]
-    p.environment = ProcessInfo.processInfo.environment
-    let pipe = Pipe()
-    p.standardError = pipe
-    p.standardOutput = Pipe()
-    try p.run()
-    let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    p.waitUntilExit()
-    report("mixed devices stop with PyTorch's message", p.terminationStatus != 0
-           && text.contains("Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"))
-} catch { report("mixed devices", false, "\(error)") }
 
 // MARK: speed (issue 25's cases; PyTorch's twin: scripts/bench_cuda_pytorch.py)
 
