@@ -146,6 +146,17 @@ if runChecks {
                 x.cumsum(dim: 1), (x * 0.01 + 1).cumprod(dim: 0),
                 x.var(dim: 1), x.std(), x.norm(), x.norm(p: 3, dim: 0)]
     }
+    checkOnBoth("sort / argsort / topk / kthvalue (rows of 37 and 5000, ties and NaN) with gradients", tol: 1e-6) { dev in
+        torch.manualSeed(30)
+        let x = (torch.randint(-20, 20, [4, 5000]).float() / 4)
+        x[torch.rand(4, 5000) .< 0.02] = torch.tensor(Float.nan)
+        let xd = x.to(dev), s = seeded([37, 300], 31, dev).requiresGrad_()
+        let (top, topIdx) = s.topk(5, dim: 0)
+        let (kth, kthIdx) = s.kthvalue(3)
+        (top.pow(2).sum() + kth.sum()).backward()
+        return [xd.sort().values, xd.sort().indices, xd.sort(dim: 0, descending: true).indices, xd.half().argsort(descending: true),
+                top, topIdx, kth, kthIdx, s.grad!]
+    }
     checkOnBoth("Embedding, LayerNorm, GroupNorm forward and backward", tol: 1e-4) { dev in
         torch.manualSeed(24)
         let emb = nn.Embedding(1000, 64, paddingIdx: 0), ln = nn.LayerNorm(64), gn = nn.GroupNorm(4, 32)
@@ -252,6 +263,32 @@ if runChecks {
         }
         let g = run(cuda), c = run(.cpu)
         report("tutorial 003 two-layer net, 50 steps", abs(g - c) <= 1e-3 * max(1, abs(c)), "loss \(g) vs \(c)")
+    }
+
+    do {
+        // An LSTM language-model step (embedding, 2-layer LSTM, linear head, Adam) trained on both devices.
+        func run(_ device: Device) -> [Double] {
+            torch.manualSeed(5)
+            let emb = nn.Embedding(50, 16), lstm = nn.LSTM(16, 32, numLayers: 2, batchFirst: true), head = nn.Linear(32, 50)
+            for m in [emb, lstm, head] as [nn.Module] { m.to(device) }
+            let params = emb.parameters() + lstm.parameters() + head.parameters()
+            let opt = optim.Adam(params, lr: 1e-2)
+            let tokens = torch.randint(0, 50, [8, 21]).to(device)
+            var losses: [Double] = []
+            for _ in 0..<15 {
+                opt.zeroGrad()
+                let (h, _) = lstm(emb(tokens[TensorIndex.all, 0..<20]))
+                let loss = F.crossEntropy(head(h).reshape(-1, 50), tokens[TensorIndex.all, 1..<21].reshape(-1))
+                loss.backward()
+                _ = nn.utils.clipGradNorm_(params, maxNorm: 1)
+                opt.step()
+                losses.append(loss.item())
+            }
+            return losses
+        }
+        let g = run(cuda), c = run(.cpu)
+        let worst = zip(g, c).map { abs($0 - $1) }.max() ?? .infinity
+        report("LSTM language model, 15 Adam steps", worst < 1e-3, "max |loss diff| \(worst), last \(g.last!) vs \(c.last!)")
     }
 
     // MARK: save/load and errors

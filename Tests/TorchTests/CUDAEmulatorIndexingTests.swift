@@ -5,30 +5,6 @@ import XCTest
 /// is one program run once per device, with gradients where the op is differentiable.
 final class CUDAEmulatorIndexingTests: CUDAEmulatorTestCase {
 
-    /// Runs `program` on the CPU and on the emulated GPU and compares every tensor it returns.
-    private func assertSameOnBothDevices(_ name: String, tol: Double = 1e-6, file: StaticString = #filePath, line: UInt = #line,
-                                         _ program: (Device) -> [Tensor]) {
-        let cpu = program(.cpu), gpu = program(.cuda(0))
-        XCTAssertEqual(cpu.count, gpu.count, name, file: file, line: line)
-        for (k, (c, g)) in zip(cpu, gpu).enumerated() {
-            XCTAssertEqual(g.device, .cuda(0), "\(name) #\(k): result on \(g.device)", file: file, line: line)
-            XCTAssertEqual(c.shape, g.shape, "\(name) #\(k) shape", file: file, line: line)
-            XCTAssertEqual(c.dtype, g.dtype, "\(name) #\(k) dtype", file: file, line: line)
-            let x = c.toArray(as: Double.self), y = g.cpu().toArray(as: Double.self)
-            for (i, (p, q)) in zip(x, y).enumerated() where p != q {
-                XCTAssertLessThanOrEqual(abs(p - q), tol * max(1, abs(p)), "\(name) #\(k) element \(i): \(p) (cpu) vs \(q)",
-                                         file: file, line: line)
-            }
-        }
-    }
-
-    /// A fixed random tensor (made on the CPU, so both devices see the same values) moved to `device`.
-    private func data(_ shape: [Int], seed: UInt64, on device: Device, requiresGrad: Bool = false) -> Tensor {
-        torch.manualSeed(seed)
-        let t = torch.randn(shape).to(device)
-        return requiresGrad ? t.requiresGrad_() : t
-    }
-
     func testAdvancedIndexingReadsAndWrites() {
         assertSameOnBothDevices("x[idx], x[:, idx], x[i, j], x[mask] and their gradients") { dev in
             let x = data([5, 6, 4], seed: 1, on: dev, requiresGrad: true)

@@ -13,6 +13,30 @@ class CUDAEmulatorTestCase: XCTestCase {
         CUDARuntime.stopEmulator()
         super.tearDown()
     }
+
+    /// Runs `program` on the CPU and on the emulated GPU and compares every tensor it returns.
+    func assertSameOnBothDevices(_ name: String, tol: Double = 1e-6, file: StaticString = #filePath, line: UInt = #line,
+                                 _ program: (Device) -> [Tensor]) {
+        let cpu = program(.cpu), gpu = program(.cuda(0))
+        XCTAssertEqual(cpu.count, gpu.count, name, file: file, line: line)
+        for (k, (c, g)) in zip(cpu, gpu).enumerated() {
+            XCTAssertEqual(g.device, .cuda(0), "\(name) #\(k): result on \(g.device)", file: file, line: line)
+            XCTAssertEqual(c.shape, g.shape, "\(name) #\(k) shape", file: file, line: line)
+            XCTAssertEqual(c.dtype, g.dtype, "\(name) #\(k) dtype", file: file, line: line)
+            let x = c.toArray(as: Double.self), y = g.cpu().toArray(as: Double.self)
+            for (i, (p, q)) in zip(x, y).enumerated() where p != q && !(p.isNaN && q.isNaN) {
+                XCTAssertLessThanOrEqual(abs(p - q), tol * max(1, abs(p)), "\(name) #\(k) element \(i): \(p) (cpu) vs \(q)",
+                                         file: file, line: line)
+            }
+        }
+    }
+
+    /// A fixed random tensor (made on the CPU, so both devices see the same values) moved to `device`.
+    func data(_ shape: [Int], seed: UInt64, on device: Device, requiresGrad: Bool = false) -> Tensor {
+        torch.manualSeed(seed)
+        let t = torch.randn(shape).to(device)
+        return requiresGrad ? t.requiresGrad_() : t
+    }
 }
 
 /// The CUDA backend's logic on the host emulator (no GPU needed): the generated kernels, compiled for the
@@ -191,6 +215,22 @@ final class CUDAEmulatorTests: CUDAEmulatorTestCase {
         XCTAssertEqual(formatMemory(1536 << 20), "1.50 GiB")
     }
 
+    func testDataLoaderPinMemoryGivesTheSameBatches() {
+        // The emulator has no page-locked memory, so pinning falls back to ordinary host memory; on a GPU the
+        // same loader's batches are pinned (cuda-check). The batches and their trip to the device must not change.
+        let x = torch.arange(0, 40).float().reshape(10, 4), y = torch.arange(0, 10)
+        let ds = TensorDataset(x, y)
+        let plain = DataLoader(ds, batchSize: 4)
+        let pinned = DataLoader(ds, batchSize: 4, pinMemory: true)
+        XCTAssertTrue(pinned.pinMemory)
+        for ((a, b), (c, d)) in zip(plain, pinned) {
+            assertClose(c.to(cuda).cpu(), a)
+            assertClose(d.to(cuda).cpu(), b)
+        }
+        XCTAssertEqual(pinnedBatch(torch.ones(3)).shape, [3])
+        XCTAssertEqual(pinnedBatch(7), 7)
+    }
+
     func testSaveAndLoadKeepTheDevice() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("cuda-save-\(getpid())")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -207,6 +247,30 @@ final class CUDAEmulatorTests: CUDAEmulatorTestCase {
         XCTAssertEqual(g.device, cuda)
         XCTAssertTrue(g.storage === row.storage, "views of one storage stay views after mapLocation")
         assertClose(row.cpu(), w[1].cpu())
+    }
+
+    func testLoadWithAMapLocationClosureSeesEachStoragesLocation() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("cuda-map-\(getpid()).pt").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let w = torch.arange(0, 6).float().to(cuda), b = torch.ones(2)
+        try torch.save(StateValue.dict([(key: .string("w"), value: .tensor(w)), (key: .string("b"), value: .tensor(b)),
+                                        (key: .string("w2"), value: .tensor(w[2...]))]), path)
+        var seen: [String] = []
+        // Every GPU storage back to the CPU and every CPU storage onto the GPU: each goes where its location says.
+        let value = try torch.load(path) { location in
+            seen.append(location)
+            return location == "cpu" ? cuda : .cpu
+        }
+        XCTAssertEqual(seen.sorted(), ["cpu", "cuda:0"], "one call per storage")
+        guard case .tensor(let lw)? = value["w"], case .tensor(let lb)? = value["b"], case .tensor(let lw2)? = value["w2"] else {
+            return XCTFail("missing tensors")
+        }
+        XCTAssertEqual(lw.device, .cpu)
+        XCTAssertEqual(lb.device, cuda)
+        XCTAssertTrue(lw.storage === lw2.storage)
+        assertClose(lw, w.cpu())
+        assertClose(lb.cpu(), b)
+        XCTAssertThrowsError(try torch.load(path) { _ in .cuda(3) }, "a GPU that does not exist")
     }
 
     func testWhereClampAndPointwiseLossesWithGradients() {

@@ -19,6 +19,17 @@ enum RowSelection {
     /// The most frequent value (smallest on ties) and its last index.
     case mode
 
+    /// The ATen op a selection serves, for error messages.
+    var opName: String {
+        switch self {
+        case .all: return "sort"
+        case .first: return "topk"
+        case .position: return "kthvalue"
+        case .median(let ignoreNaN): return ignoreNaN ? "nanmedian" : "median"
+        case .mode: return "mode"
+        }
+    }
+
     func outputCount(rowLength n: Int) -> Int {
         switch self {
         case .all: return n
@@ -170,6 +181,7 @@ private func sortComputeType(_ dt: DType) -> DType {
 /// `dim` of size `selection.outputCount` (kept even when it is 1).
 func sortAlongDim(_ x: Tensor, _ d: Int, descending: Bool, _ selection: RowSelection) -> (Tensor, Tensor) {
     torch.noGrad {
+        if case .cuda = x.device { return deviceSortAlongDim(x, d, descending: descending, selection) }
         let n = x.shape[d]
         let rank = x.dim
         let perm = (0..<rank).filter { $0 != d } + [d]
@@ -200,12 +212,32 @@ func sortAlongDim(_ x: Tensor, _ d: Int, descending: Bool, _ selection: RowSelec
     }
 }
 
+/// `sortAlongDim` on a CUDA device: one stable sort of every row (`CUDASorting`), then the selection's
+/// slice of it. The median and mode selections have no CUDA kernel yet.
+private func deviceSortAlongDim(_ x: Tensor, _ d: Int, descending: Bool, _ selection: RowSelection) -> (Tensor, Tensor) {
+    let n = x.shape[d], last = x.dim - 1
+    let start: Int
+    switch selection {
+    case .all, .first: start = 0
+    case .position(let p): start = p
+    case .median, .mode:
+        preconditionFailure("NotImplementedError: Could not run 'aten::\(selection.opName)' with arguments from the 'CUDA' "
+            + "backend (shape \(shapeString(x.shape))); move the tensor with .cpu() first.")
+    }
+    let rows = (d == last ? x : x.movedim(d, last)).contiguous()
+    var (v, i) = CUDASorting.sortRows(rows, rows: n == 0 ? 0 : rows.numel / n, length: n, descending: descending)
+    let count = selection.outputCount(rowLength: n)
+    if count != n { v = v.narrow(last, start, count); i = i.narrow(last, start, count) }
+    if d != last { v = v.movedim(last, d); i = i.movedim(last, d) }
+    return (v.contiguous(), i.contiguous())
+}
+
 /// The gradient of an op that picked `indices` along `dim` (sort, topk, kthvalue, median, mode):
 /// `g` scattered back into zeros of the input's shape.
 func selectionBackward(_ g: Tensor, _ indices: Tensor, dim d: Int, inputShape: [Int], keepdim: Bool) -> Tensor {
     let gi = keepdim ? g : g.unsqueeze(d)
     let ii = keepdim ? indices : indices.unsqueeze(d)
-    return torch.zeros(inputShape, dtype: g.dtype).scatter(d, ii, gi)
+    return torch.zeros(inputShape, dtype: g.dtype, device: g.device).scatter(d, ii, gi)
 }
 
 // MARK: - Public sort family

@@ -56,6 +56,11 @@ struct CheckpointStorageBytes {
 }
 
 /// Decodes a checkpoint's pickled value tree into `StateValue`s (see the file comment).
+/// The location string (`"cpu"`, `"cuda:0"`) each loaded storage was saved with, by storage.
+final class CheckpointStorageLocations {
+    var byStorage: [ObjectIdentifier: String] = [:]
+}
+
 struct CheckpointDecoder {
     /// A storage resolved from a persistent id: the memory, its dtype, the element offset of a
     /// legacy storage view within it, and its element count.
@@ -76,11 +81,16 @@ struct CheckpointDecoder {
     /// Whether persistent ids are the legacy 6-tuples (with a storage-view field).
     let legacy: Bool
 
+    /// Where each storage was saved, when the caller asked (`torch.load`'s closure `mapLocation`).
+    let locations: CheckpointStorageLocations?
+
     private var storages: [String: ResolvedStorage] = [:]
 
-    init(legacy: Bool = false, bigEndian: Bool = false, fetch: @escaping (String) throws -> CheckpointStorageBytes) {
+    init(legacy: Bool = false, bigEndian: Bool = false, locations: CheckpointStorageLocations? = nil,
+         fetch: @escaping (String) throws -> CheckpointStorageBytes) {
         self.legacy = legacy
         self.bigEndian = bigEndian
+        self.locations = locations
         self.fetch = fetch
     }
 
@@ -259,7 +269,7 @@ struct CheckpointDecoder {
             throw fail("unsupported storage type \(cm).\(cn)")
         }
         guard case let .string(key) = p[2] else { throw fail("storage key \(p[2].description.prefix(40)) is not a string") }
-        guard case .string = p[3] else { throw fail("storage location \(p[3].description.prefix(40)) is not a string") }
+        guard case let .string(location) = p[3] else { throw fail("storage location \(p[3].description.prefix(40)) is not a string") }
         let declared = try int(p[4], "storage size")
         guard declared >= 0 else { throw fail("storage '\(key)' has negative size \(declared)") }
         let item = dtype.itemSize
@@ -292,6 +302,7 @@ struct CheckpointDecoder {
                                            swapElementsOfSize: bigEndian ? item : nil, booleans: dtype == .bool)
             root = ResolvedStorage(storage: st, dtype: dtype, baseOffset: 0, numel: numel)
             storages[key] = root
+            locations?.byStorage[ObjectIdentifier(st)] = location
         }
         // Legacy storage views: (view_key, offset, size) in elements of the root storage.
         if legacy, case let .tuple(view) = p[5] {

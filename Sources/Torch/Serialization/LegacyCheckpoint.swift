@@ -10,7 +10,7 @@ enum LegacyCheckpoint {
     /// The only legacy protocol version PyTorch wrote.
     static let protocolVersion: Int64 = 1001
 
-    static func load(_ bytes: ZipArchiveBytes) throws -> StateValue {
+    static func load(_ bytes: ZipArchiveBytes, locations: CheckpointStorageLocations? = nil) throws -> StateValue {
         let buf = bytes.buffer
         let unpickler = Unpickler(limits: TorchCheckpoint.unpicklerLimits(forStreamOf: buf.count))
 
@@ -77,7 +77,7 @@ enum LegacyCheckpoint {
             offset += nbytes
         }
 
-        var decoder = CheckpointDecoder(legacy: true) { key in
+        var decoder = CheckpointDecoder(legacy: true, locations: locations) { key in
             guard let r = located[key] else {
                 throw SerializationError.invalidCheckpoint(reason: "legacy storage '\(key)' is missing from the storage key list")
             }

@@ -33,16 +33,41 @@ extension torch {
     ///   `mapLocation` is a GPU that is not available.
     public static func load(_ path: String, mapLocation: Device? = nil) throws -> StateValue {
         try checkMapLocation(mapLocation)
-        let value: StateValue
+        let value = try loadFile(path, locations: nil)
+        guard let d = mapLocation, d != .cpu else { return value }
+        return StorageTransfer.mapping(value) { _ in d }
+    }
+
+    /// `torch.load(path, map_location=lambda storage, loc: ...)`: `mapLocation` receives the location each
+    /// storage was saved with (`"cpu"`, `"cuda:0"`, …) and returns the device to put it on.
+    ///
+    /// ```swift
+    /// // Everything saved on GPU 1 goes to GPU 0, the rest to the CPU.
+    /// let sd = try torch.load("ckpt.pt") { $0 == "cuda:1" ? .cuda(0) : .cpu }
+    /// ```
+    /// - Throws: ``SerializationError`` as `load(_:mapLocation:)`, also when the closure names a GPU that is
+    ///   not available.
+    public static func load(_ path: String, mapLocation: (String) -> Device) throws -> StateValue {
+        let locations = CheckpointStorageLocations()
+        let value = try loadFile(path, locations: locations)
+        var chosen: [ObjectIdentifier: Device] = [:]
+        for (id, location) in locations.byStorage {
+            let d = mapLocation(location)
+            try checkMapLocation(d)
+            chosen[id] = d
+        }
+        return StorageTransfer.mapping(value) { chosen[ObjectIdentifier($0)] ?? .cpu }
+    }
+
+    /// Reads a checkpoint file (tensors on the CPU), recording storage locations when asked.
+    private static func loadFile(_ path: String, locations: CheckpointStorageLocations?) throws -> StateValue {
         do {
             let bytes = try ZipArchiveBytes(mappingFileAt: path, copyOnWrite: true)
-            value = try TorchCheckpoint.load(bytes)
+            return try TorchCheckpoint.load(bytes, locations: locations)
         } catch let e as SerializationError {
             if case .io = e { throw e }
             throw e.inContext("loading '\(path)'")
         }
-        guard let d = mapLocation, d != .cpu else { return value }
-        return StorageTransfer.mapping(value, to: d)
     }
 
     /// `torch.load(path, map_location="cuda")`: "cpu", "cuda" or "cuda:1".
@@ -71,18 +96,18 @@ enum TorchCheckpoint {
     static let supportedVersions = 1...10
 
     /// Loads a checkpoint held in `bytes` (a private writable mapping or a heap copy).
-    static func load(_ bytes: ZipArchiveBytes) throws -> StateValue {
+    static func load(_ bytes: ZipArchiveBytes, locations: CheckpointStorageLocations? = nil) throws -> StateValue {
         let b = bytes.buffer
         guard b.count > 0 else { throw SerializationError.invalidCheckpoint(reason: "the file is empty") }
         if b.count >= 4 && b[0] == 0x50 && b[1] == 0x4B && b[2] == 0x03 && b[3] == 0x04 {
-            return try loadZip(bytes)
+            return try loadZip(bytes, locations: locations)
         }
         if b.count >= 262 && Array(b[257..<262]) == Array("ustar".utf8) {
             throw SerializationError.invalidCheckpoint(
                 reason: "this is a tar checkpoint from PyTorch 0.x; load it with an old PyTorch and save it again")
         }
         if b[0] == 0x80 {
-            return try LegacyCheckpoint.load(bytes)
+            return try LegacyCheckpoint.load(bytes, locations: locations)
         }
         throw SerializationError.invalidCheckpoint(
             reason: "not a PyTorch checkpoint (the file starts with neither a zip header nor a pickle)")
@@ -97,7 +122,7 @@ enum TorchCheckpoint {
         return l
     }
 
-    static func loadZip(_ bytes: ZipArchiveBytes) throws -> StateValue {
+    static func loadZip(_ bytes: ZipArchiveBytes, locations: CheckpointStorageLocations? = nil) throws -> StateValue {
         let zip = try ZipReader(source: bytes)
         guard let first = zip.entries.first, let slash = first.name.firstIndex(of: "/") else {
             throw SerializationError.invalidCheckpoint(
@@ -140,7 +165,7 @@ enum TorchCheckpoint {
         } catch let e as SerializationError {
             throw e.inContext("reading record '\(prefix)data.pkl'")
         }
-        var decoder = CheckpointDecoder(bigEndian: bigEndian) { key in
+        var decoder = CheckpointDecoder(bigEndian: bigEndian, locations: locations) { key in
             let name = prefix + "data/" + key
             guard let entry = zip.entry(named: name) else { throw SerializationError.zipEntryNotFound(name: name) }
             let buf = try zip.buffer(for: entry)

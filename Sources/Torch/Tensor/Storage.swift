@@ -33,7 +33,7 @@ public final class Storage {
     private enum Release {
         case borrowed
         case hostCache(capacity: Int)
-        case pinned
+        case pinned(capacity: Int)
         case cuda(device: Int, capacity: Int)
     }
 
@@ -63,9 +63,9 @@ public final class Storage {
         device = .cpu
         isHost = true
         owner = nil
-        if let p = CUDARuntime.allocatePinned(byteCount) {
+        if let (p, capacity) = CUDARuntime.allocatePinned(byteCount) {
             data = p
-            release = .pinned
+            release = .pinned(capacity: capacity)
         } else {
             let (p, capacity) = CachingAllocator.allocate(byteCount)
             data = p
@@ -87,7 +87,7 @@ public final class Storage {
         switch release {
         case .borrowed: break
         case .hostCache(let capacity): CachingAllocator.free(data, size: capacity)
-        case .pinned: CUDARuntime.freePinned(data)
+        case .pinned(let capacity): CUDARuntime.freePinned(data, capacity: capacity)
         case .cuda(let index, let capacity): CUDAAllocator.free(data, size: capacity, device: index)
         }
     }

@@ -17,10 +17,11 @@ enum CUDAElementwise {
         args.f.2 = f2
         args.f.3 = f3
         args.ptr.0 = out.deviceAddress
-        var operandStrides: [[Int]] = [out.strides]
+        // First pass, allocation-free (the hot path of small ops): addresses and scalars into the arguments,
+        // and whether every operand walks like a contiguous output.
         var contiguous = out.isContiguous
         func operand(_ t: Tensor?, _ k: Int) {
-            guard let t else { operandStrides.append([Int](repeating: 0, count: out.dim)); return }
+            guard let t else { return }
             if t.storage.isHost {
                 precondition(t.numel == 1, "\(id.family.name): expected a CUDA tensor or a CPU scalar, got a CPU tensor of shape \(shapeString(t.shape))")
                 let v = t.item()
@@ -30,7 +31,6 @@ enum CUDAElementwise {
                 case 1: args.f.1 = v; args.i.1 = iv
                 default: args.f.2 = v; args.i.2 = iv
                 }
-                operandStrides.append([Int](repeating: 0, count: out.dim))
                 return
             }
             precondition(t.device == out.device, sameDeviceMessage(t.device, out.device))
@@ -40,9 +40,7 @@ enum CUDAElementwise {
             case 1: args.ptr.2 = address
             default: args.ptr.3 = address
             }
-            let s = t.broadcastStrides(to: out.shape)
             if t.shape != out.shape || !t.isContiguous { contiguous = false }
-            operandStrides.append(s)
         }
         operand(x, 0)
         operand(y, 1)
@@ -50,7 +48,12 @@ enum CUDAElementwise {
         if contiguous {
             args.rank = 0
         } else {
-            let (shape, strides) = coalesce(out.shape, operandStrides)
+            // Scalars and absent operands walk with zero strides.
+            func strides(_ t: Tensor?) -> [Int] {
+                guard let t, !t.storage.isHost else { return [Int](repeating: 0, count: out.dim) }
+                return t.broadcastStrides(to: out.shape)
+            }
+            let (shape, strides) = coalesce(out.shape, [out.strides, strides(x), strides(y), strides(z)])
             precondition(shape.count <= Int(STCU_MAX_DIMS),
                          "\(id.family.name): CUDA kernels take at most \(STCU_MAX_DIMS) non-mergeable dims (got shape \(shapeString(out.shape)))")
             setGeometry(&args, shape: shape, strides: strides)

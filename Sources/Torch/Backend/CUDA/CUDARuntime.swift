@@ -275,18 +275,33 @@ enum CUDARuntime {
         _ = held
     }
 
-    /// Page-locked host memory, or nil when no real CUDA driver is loaded.
-    static func allocatePinned(_ bytes: Int) -> UnsafeMutableRawPointer? {
+    /// Freed page-locked blocks by capacity, reused by the next pinning of that size class (PyTorch's caching
+    /// host allocator): `cuMemHostAlloc` takes milliseconds and serialises with the device, which a DataLoader
+    /// pinning every batch would otherwise pay per batch. Blocks stay pinned until the process ends.
+    nonisolated(unsafe) private static var pinnedCache: [Int: [UnsafeMutableRawPointer]] = [:]
+
+    /// Page-locked host memory of at least `bytes` (capacity: the next power of two, at least 4 KiB, so
+    /// batches of one loader share a size class), or nil when no real CUDA driver is loaded.
+    static func allocatePinned(_ bytes: Int) -> (pointer: UnsafeMutableRawPointer, capacity: Int)? {
         let s = status
         guard !s.devices.isEmpty, !s.emulated else { return nil }
+        let capacity = Swift.max(4096, 1 << (Int.bitWidth - (Swift.max(bytes, 1) - 1).leadingZeroBitCount))
+        pthread_mutex_lock(lock)
+        let cached = pinnedCache[capacity]?.popLast()
+        pthread_mutex_unlock(lock)
+        if let cached { return (cached, capacity) }
         s.devices[0].bind()
         var p: UnsafeMutableRawPointer? = nil
-        let r = stcu_cuMemHostAlloc(&p, Swift.max(bytes, 1), UInt32(CU_MEMHOSTALLOC_PORTABLE))
-        return r == 0 ? p : nil
+        let r = stcu_cuMemHostAlloc(&p, capacity, UInt32(CU_MEMHOSTALLOC_PORTABLE))
+        guard r == 0, let p else { return nil }
+        return (p, capacity)
     }
 
-    static func freePinned(_ p: UnsafeMutableRawPointer) {
-        _ = stcu_cuMemFreeHost(p)
+    /// Returns a pinned block to the cache.
+    static func freePinned(_ p: UnsafeMutableRawPointer, capacity: Int) {
+        pthread_mutex_lock(lock)
+        pinnedCache[capacity, default: []].append(p)
+        pthread_mutex_unlock(lock)
     }
 }
 

@@ -25,14 +25,14 @@ enum StorageTransfer {
         return out
     }
 
-    /// `value` with every tensor on `device`; tensors that shared a storage share its copy.
-    static func mapping(_ value: StateValue, to device: Device) -> StateValue {
+    /// `value` with each tensor's storage on `device(storage)`; tensors that shared a storage share its copy.
+    static func mapping(_ value: StateValue, device: (Storage) -> Device) -> StateValue {
         var copies: [ObjectIdentifier: Storage] = [:]
         func map(_ v: StateValue) -> StateValue {
             switch v {
             case .tensor(let t):
                 let id = ObjectIdentifier(t.storage)
-                let s = copies[id] ?? moved(t.storage, to: device)
+                let s = copies[id] ?? moved(t.storage, to: device(t.storage))
                 copies[id] = s
                 let out = Tensor(storage: s, shape: t.shape, strides: t.strides, offset: t.storageOffset, dtype: t.dtype)
                 if t.requiresGrad { out.requiresGrad = true }

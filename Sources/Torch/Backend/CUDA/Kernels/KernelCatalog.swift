@@ -20,6 +20,8 @@ enum KernelFamily: Int, CaseIterable {
     case index
     /// `RandomKernelOp` kernels: Philox samples written in the module's (floating) dtype.
     case random
+    /// `SortKernelOp` kernels: stable row sorts of values of the module's dtype with their int64 positions.
+    case sort
 
     var name: String {
         switch self {
@@ -31,11 +33,15 @@ enum KernelFamily: Int, CaseIterable {
         case .reduce: return "reduce"
         case .index: return "index"
         case .random: return "random"
+        case .sort: return "sort"
         }
     }
 
     /// Whether kernels of this family call `__syncthreads` (the emulator then runs threads as fibers).
-    var usesBarrier: Bool { self == .reduce }
+    var usesBarrier: Bool { self == .reduce || self == .sort }
+
+    /// The C type of the one argument struct its kernels take.
+    var argumentsType: String { self == .reduce || self == .sort ? "stcu_red_args" : "stcu_ew_args" }
 }
 
 /// One kernel: family, dtype of its module, and its index within the module.
@@ -59,6 +65,7 @@ struct KernelID: Equatable {
     static func reduce(_ op: CUDAReduceOp, _ d: DType) -> KernelID { KernelID(family: .reduce, dtype: d, function: op.rawValue) }
     static func index(_ op: IndexKernelOp, _ d: DType) -> KernelID { KernelID(family: .index, dtype: d, function: op.rawValue) }
     static func random(_ op: RandomKernelOp, _ d: DType) -> KernelID { KernelID(family: .random, dtype: d, function: op.rawValue) }
+    static func sort(_ op: SortKernelOp, _ d: DType) -> KernelID { KernelID(family: .sort, dtype: d, function: op.rawValue) }
 }
 
 /// A module's source and the names of its kernels by function index.
@@ -147,6 +154,11 @@ enum KernelCatalog {
                 guard let k = RandomKernelSource.kernel(op, d) else { continue }
                 add(op.rawValue, k.name, k.text)
             }
+        case .sort:
+            for op in SortKernelOp.allCases {
+                let k = SortKernelSource.kernel(op, d)
+                add(op.rawValue, k.name, k.text)
+            }
         }
         return m
     }
@@ -155,9 +167,8 @@ enum KernelCatalog {
     static func source(_ m: KernelModuleSource, family: KernelFamily, host: Bool) -> String {
         var s = "// SwiftTorch kernel module \(m.name) (generated)\n" + KernelPrelude.text(host: host) + m.body
         if host {
-            let args = family == .reduce ? "stcu_red_args" : "stcu_ew_args"
             for name in m.functions.values.sorted() {
-                s += KernelPrelude.emulatorEntry(name, argsType: args)
+                s += KernelPrelude.emulatorEntry(name, argsType: family.argumentsType)
                 if family.usesBarrier { s += "ST_BARRIER_KERNEL(\(name))\n" }
             }
         }
