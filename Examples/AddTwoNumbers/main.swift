@@ -1,22 +1,27 @@
 // Tutorial 002: a network that learns to add two numbers — a custom nn.Module, its parameters,
 // MSELoss and SGD, the training loop with a loss history, a Dataset/DataLoader, prediction on
 // [[10, 11]], intermediate layer values, and the same model as nn.Sequential.
+//   swift run -c release add-two-numbers [--device auto|cpu|cuda|cuda:N]
 import Foundation
 import Torch
 
 let x = [[1, 2], [3, 4], [5, 6], [7, 8]]
 let y = [[3], [7], [11], [15]]
-let X = torch.tensor(x).float()
-let Y = torch.tensor(y).float()
-let device = torch.cuda.isAvailable() ? "cuda" : "cpu"
+let device: Device
+do { device = try Device.fromArguments().device } catch {
+    print("\(error)")
+    exit(2)
+}
 print("device:", device)
+let X = torch.tensor(x).float().to(device)
+let Y = torch.tensor(y).float().to(device)
 
 /// The tutorial's dataset class: stores the tensors and hands out one (x, y) pair per index.
 struct MyDataset: Dataset {
     let x: Tensor, y: Tensor
     init(_ x: [[Int]], _ y: [[Int]]) {
-        self.x = torch.tensor(x).float()
-        self.y = torch.tensor(y).float()
+        self.x = torch.tensor(x).float().to(device)
+        self.y = torch.tensor(y).float().to(device)
     }
     var count: Int { x.size(0) }
     subscript(ix: Int) -> (Tensor, Tensor) { (x[ix], y[ix]) }
@@ -32,7 +37,7 @@ final class MyNeuralNet: nn.Module {
 }
 
 torch.manualSeed(0)
-let mynet = MyNeuralNet()
+let mynet = MyNeuralNet().to(device)
 print(mynet.inputToHiddenLayer.weight)
 for param in mynet.parameters() { print(param) }
 
@@ -56,12 +61,12 @@ for _ in 0..<50 {
 print("training time: \(Date().timeIntervalSince(start)) s")
 print("loss history (every 10th):", stride(from: 0, to: lossHistory.count, by: 10).map { String(format: "%.4f", lossHistory[$0]) })
 
-let valX = torch.tensor([[10, 11]]).float()
+let valX = torch.tensor([[10, 11]]).float().to(device)
 print(mynet(valX))
 print(mynet.hiddenLayerActivation(mynet.inputToHiddenLayer(X)))
 
 // The same network as nn.Sequential.
-let model = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 1))
+let model = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 1)).to(device)
 print(model)
 let opt2 = optim.SGD(model.parameters(), lr: 0.001)
 for _ in 0..<50 {
@@ -82,7 +87,7 @@ let savePath = (NSTemporaryDirectory() as NSString).appendingPathComponent("mymo
 do {
     try torch.save(model.stateDict(), savePath)
     let restored = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 1))
-    let stateDict = try torch.load(savePath)
+    let stateDict = try torch.load(savePath)   // on the CPU, whatever device saved it
     try restored.loadStateDict(stateDict)
     let val = torch.tensor([[8, 9], [10, 11], [1.5, 2.5]]).float()
     print("saved to \(savePath); the loaded model predicts:")

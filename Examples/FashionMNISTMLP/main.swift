@@ -2,11 +2,16 @@
 // Fashion-MNIST is its drop-in replacement), CrossEntropyLoss, SGD momentum 0.5, the learning rate
 // divided by 10 every 5 epochs through param_groups, 20 epochs, the tutorial's printed lines.
 // Data: `apt-get install dataset-fashion-mnist` (/usr/share/datasets/fashion-mnist), or pass a folder.
+//   swift run -c release fashion-mnist-mlp [folder [epochs [decay start]]] [--device auto|cpu|cuda|cuda:N]
 import Foundation
 import Torch
 import TorchVision
 
-let args = CommandLine.arguments
+let device: Device, args: [String]
+do { (device, args) = try Device.fromArguments() } catch {
+    print("\(error)")
+    exit(2)
+}
 let root = args.count > 1 ? args[1] : "/usr/share/datasets/fashion-mnist"
 let numEpochs = args.count > 2 ? Int(args[2]) ?? 20 : 20
 let decayStart = args.count > 3 ? Int(args[3]) ?? 0 : 0   // the tutorial decays at epoch 0, 5, 10, 15
@@ -22,8 +27,8 @@ do {
     print("cannot load Fashion-MNIST from \(root): \(error)\n(install it with: apt-get install dataset-fashion-mnist)")
     exit(1)
 }
-let trainLoader = DataLoader(trainDataset, batchSize: trainBatchSize, shuffle: true)
-let testLoader = DataLoader(testDataset, batchSize: testBatchSize, shuffle: false)
+let trainLoader = DataLoader(trainDataset, batchSize: trainBatchSize, shuffle: true, pinMemory: device != .cpu)
+let testLoader = DataLoader(testDataset, batchSize: testBatchSize, shuffle: false, pinMemory: device != .cpu)
 
 final class Net: nn.Module {
     let layer1: nn.Sequential, layer2: nn.Sequential, layer3: nn.Sequential
@@ -39,7 +44,7 @@ final class Net: nn.Module {
 }
 
 torch.manualSeed(0)
-let model = Net(28 * 28, 300, 100, 10)
+let model = Net(28 * 28, 300, 100, 10).to(device)
 let criterion = nn.CrossEntropyLoss()
 let optimizer = optim.SGD(model.parameters(), lr: lr, momentum: momentum)
 
@@ -47,7 +52,8 @@ for epoch in 0..<numEpochs {
     var trainLoss = 0.0, trainAcc = 0.0
     model.train()
     if epoch >= decayStart && (epoch - decayStart) % 5 == 0 { optimizer.paramGroups[0].lr *= 0.1 }
-    for (img, label) in trainLoader {
+    for (cpuImg, cpuLabel) in trainLoader {
+        let img = cpuImg.to(device), label = cpuLabel.to(device)
         let flat = img.view(img.size(0), -1)
         let out = model(flat)
         let loss = criterion(out, label)
@@ -61,7 +67,8 @@ for epoch in 0..<numEpochs {
     var evalLoss = 0.0, evalAcc = 0.0
     model.eval()
     torch.noGrad {
-        for (img, label) in testLoader {
+        for (cpuImg, cpuLabel) in testLoader {
+            let img = cpuImg.to(device), label = cpuLabel.to(device)
             let out = model(img.view(img.size(0), -1))
             evalLoss += criterion(out, label).item()
             let (_, pred) = out.max(dim: 1)

@@ -1,12 +1,20 @@
 // Tutorial 000: SGD, Momentum, RMSprop and Adam fitting y = x² + noise with the same small network;
 // prints each optimizer's loss history (the plot comes with the tools issue).
+//   swift run -c release optimizer-comparison [--device auto|cpu|cuda|cuda:N]
+import Foundation
 import Torch
+
+let device: Device
+do { device = try Device.fromArguments().device } catch {
+    print("\(error)")
+    exit(2)
+}
 
 torch.manualSeed(1)
 let lr = 0.01, batchSize = 32, epochs = 12
 let x = torch.linspace(-1, 1, steps: 1000).unsqueeze(1)
 let y = x.pow(2) + 0.1 * torch.normal(0, 1, x.shape)
-let loader = DataLoader(TensorDataset(x, y), batchSize: batchSize, shuffle: true)
+let loader = DataLoader(TensorDataset(x, y), batchSize: batchSize, shuffle: true, pinMemory: device != .cpu)
 
 final class Net: nn.Module {
     let hidden = nn.Linear(1, 20)
@@ -14,7 +22,7 @@ final class Net: nn.Module {
     override func forward(_ x: Tensor) -> Tensor { predict(F.relu(hidden(x))) }
 }
 
-let nets = [Net(), Net(), Net(), Net()]
+let nets = [Net(), Net(), Net(), Net()].map { $0.to(device) }
 let optimizers: [optim.Optimizer] = [
     optim.SGD(nets[0].parameters(), lr: lr),
     optim.SGD(nets[1].parameters(), lr: lr, momentum: 0.8),
@@ -24,7 +32,8 @@ let optimizers: [optim.Optimizer] = [
 let lossFunc = nn.MSELoss()
 var lossHistory: [[Double]] = [[], [], [], []]
 for _ in 0..<epochs {
-    for (batchX, batchY) in loader {
+    for (cpuX, cpuY) in loader {
+        let batchX = cpuX.to(device), batchY = cpuY.to(device)
         for i in 0..<4 {
             let loss = lossFunc(nets[i](batchX), batchY)
             optimizers[i].zeroGrad()

@@ -1,11 +1,18 @@
 // Tutorial 003: a two-layer network five ways — by hand, with autograd, with nn, with optim, and
 // as a custom Module. N=64, D_in=1000, H=100, D_out=10, 500 steps each; prints the loss every 100.
+//   swift run -c release two-layer-net [--device auto|cpu|cuda|cuda:N]
+import Foundation
 import Torch
 
+let device: Device
+do { device = try Device.fromArguments().device } catch {
+    print("\(error)")
+    exit(2)
+}
 let (N, dIn, H, dOut) = (64, 1000, 100, 10)
 torch.manualSeed(0)
-let x = torch.randn(N, dIn)
-let y = torch.randn(N, dOut)
+let x = torch.randn(N, dIn).to(device)
+let y = torch.randn(N, dOut).to(device)
 
 func report(_ way: String, _ it: Int, _ loss: Double) {
     if it % 100 == 99 { print("\(way) step \(it + 1): loss \(loss)") }
@@ -13,7 +20,7 @@ func report(_ way: String, _ it: Int, _ loss: Double) {
 
 // 1. Tensors and hand-written gradients.
 do {
-    var w1 = torch.randn(dIn, H), w2 = torch.randn(H, dOut)
+    var w1 = torch.randn(dIn, H).to(device), w2 = torch.randn(H, dOut).to(device)
     let learningRate = 1e-6
     for it in 0..<500 {
         let h = x.mm(w1)
@@ -34,7 +41,7 @@ do {
 
 // 2. Autograd.
 do {
-    let w1 = torch.randn(dIn, H, requiresGrad: true), w2 = torch.randn(H, dOut, requiresGrad: true)
+    let w1 = torch.randn(dIn, H).to(device).requiresGrad_(), w2 = torch.randn(H, dOut).to(device).requiresGrad_()
     let learningRate = 1e-6
     for it in 0..<500 {
         let yPred = x.mm(w1).clamp(min: 0).mm(w2)
@@ -55,6 +62,7 @@ do {
     let model = nn.Sequential(nn.Linear(dIn, H, bias: false), nn.ReLU(), nn.Linear(H, dOut, bias: false))
     nn.init_.normal_((model[0] as! nn.Linear).weight)
     nn.init_.normal_((model[2] as! nn.Linear).weight)
+    model.to(device)
     let lossFn = nn.MSELoss(reduction: .sum)
     let learningRate = 1e-6
     for it in 0..<500 {
@@ -73,6 +81,7 @@ do {
     let model = nn.Sequential(nn.Linear(dIn, H, bias: false), nn.ReLU(), nn.Linear(H, dOut, bias: false))
     nn.init_.normal_((model[0] as! nn.Linear).weight)
     nn.init_.normal_((model[2] as! nn.Linear).weight)
+    model.to(device)
     let lossFn = nn.MSELoss(reduction: .sum)
     let optimizer = optim.Adam(model.parameters(), lr: 1e-4)
     for it in 0..<500 {
@@ -97,7 +106,7 @@ final class TwoLayerNet: nn.Module {
 }
 
 do {
-    let model = TwoLayerNet(dIn, H, dOut)
+    let model = TwoLayerNet(dIn, H, dOut).to(device)
     let lossFn = nn.MSELoss(reduction: .sum)
     let optimizer = optim.Adam(model.parameters(), lr: 1e-4)
     for it in 0..<500 {

@@ -321,19 +321,8 @@ struct Trainer {
 
 /// `--device`: auto picks CUDA when a GPU is usable; asking for CUDA without one is an error that says why.
 func resolveDevice(_ name: String) throws -> Device {
-    switch name {
-    case "auto": return torch.cuda.isAvailable() ? .cuda(0) : .cpu
-    case "cpu": return .cpu
-    case "cuda", _ where name.hasPrefix("cuda:"):
-        guard name == "cuda" || Int(name.dropFirst(5)) != nil else { throw ValidationError("--device: expected auto, cpu, cuda or cuda:N, got '\(name)'") }
-        guard torch.cuda.isAvailable() else {
-            throw ValidationError("--device \(name): CUDA is not available (\(torch.cuda.unavailableReason ?? "no GPU")); use --device cpu")
-        }
-        let d = Device(name)
-        if case .cuda(let i) = d, i >= torch.cuda.deviceCount() {
-            throw ValidationError("--device \(name): only \(torch.cuda.deviceCount()) CUDA device(s)")
-        }
-        return d
-    default: throw ValidationError("--device: expected auto, cpu, cuda or cuda:N, got '\(name)'")
+    do { return try Device(choosing: name) } catch {
+        if case DeviceChoiceError.unavailable = error { throw ValidationError("--device: \(error); use --device cpu") }
+        throw ValidationError("--device: \(error)")
     }
 }

@@ -4,6 +4,24 @@ import XCTest
 /// Tutorial lines that must compile as DESIGN.md's rules translate them, each spelling checked
 /// against the other spelling of the same call.
 final class TutorialSpellingTests: XCTestCase {
+    func testChoosingADeviceFromArguments() throws {
+        let auto: Device = torch.cuda.isAvailable() ? .cuda(0) : .cpu
+        XCTAssertEqual(try Device(choosing: "auto"), auto)
+        XCTAssertEqual(try Device(choosing: "cpu"), .cpu)
+        XCTAssertThrowsError(try Device(choosing: "gpu")) { XCTAssertEqual($0 as? DeviceChoiceError, .unknownName("gpu")) }
+        XCTAssertThrowsError(try Device(choosing: "cuda:x")) { XCTAssertEqual($0 as? DeviceChoiceError, .unknownName("cuda:x")) }
+        XCTAssertThrowsError(try Device(choosing: "cuda:99")) { error in
+            guard case .unavailable(let why)? = error as? DeviceChoiceError else { return XCTFail("\(error)") }
+            XCTAssertTrue(why.hasPrefix("device cuda:99: "), why)
+        }
+        let (d, rest) = try Device.fromArguments(["prog", "data", "--device", "cpu", "3"])
+        XCTAssertEqual(d, .cpu)
+        XCTAssertEqual(rest, ["prog", "data", "3"])
+        XCTAssertEqual(try Device.fromArguments(["prog", "--device=cpu"]).remaining, ["prog"])
+        XCTAssertEqual(try Device.fromArguments(["prog"]).device, auto)
+        XCTAssertThrowsError(try Device.fromArguments(["prog", "--device"]))
+    }
+
     func testDeviceSpellings() {
         let device = torch.device(torch.cuda.isAvailable() ? "cuda" : "cpu")
         XCTAssertEqual(device, .cpu)
