@@ -99,6 +99,30 @@ int stcu_dev_gemm(cublasHandle_t h, int transa, int transb, int m, int n, int k,
                             ldb, &b, (float *)(uintptr_t)C, ldc);
 }
 
+int stcu_dev_gemm_batched(cublasHandle_t h, int transa, int transb, int m, int n, int k, double alpha,
+                          unsigned long long A, int lda, long long stride_a, unsigned long long B, int ldb,
+                          long long stride_b, double beta, unsigned long long C, int ldc, long long stride_c, int batch,
+                          int is_double) {
+    if (emulated) {
+        const unsigned long long item = is_double ? 8 : 4;
+        for (int i = 0; i < batch; i++) {
+            int r = stcu_dev_gemm(h, transa, transb, m, n, k, alpha, A + item * (unsigned long long)(i * stride_a), lda,
+                                  B + item * (unsigned long long)(i * stride_b), ldb, beta,
+                                  C + item * (unsigned long long)(i * stride_c), ldc, is_double);
+            if (r != 0) return r;
+        }
+        return 0;
+    }
+    if (is_double)
+        return stcu_cublasDgemmStridedBatched(h, transa, transb, m, n, k, &alpha, (const double *)(uintptr_t)A, lda,
+                                              stride_a, (const double *)(uintptr_t)B, ldb, stride_b, &beta,
+                                              (double *)(uintptr_t)C, ldc, stride_c, batch);
+    float a = (float)alpha, b = (float)beta;
+    return stcu_cublasSgemmStridedBatched(h, transa, transb, m, n, k, &a, (const float *)(uintptr_t)A, lda, stride_a,
+                                          (const float *)(uintptr_t)B, ldb, stride_b, &b, (float *)(uintptr_t)C, ldc,
+                                          stride_c, batch);
+}
+
 int stcu_dev_mem_info(size_t *free_bytes, size_t *total_bytes) {
     return emulated ? stcu_emu_mem_info(free_bytes, total_bytes) : stcu_cuMemGetInfo(free_bytes, total_bytes);
 }

@@ -215,6 +215,18 @@ final class CUDAEmulatorTests: CUDAEmulatorTestCase {
         XCTAssertEqual(formatMemory(1536 << 20), "1.50 GiB")
     }
 
+    func testBatchedAndExpandedMatrixProducts() {
+        assertSameOnBothDevices("bmm in one strided-batched call; expanded and transposed operands", tol: 1e-5) { dev in
+            let a = data([4, 5, 3], seed: 7, on: dev, requiresGrad: true), b = data([3, 6], seed: 8, on: dev, requiresGrad: true)
+            let y = a.bmm(b.expand(4, 3, 6))                            // batch stride 0
+            let z = a.transpose(1, 2).bmm(a)                            // column-major matrices
+            let rows = data([1, 3], seed: 9, on: dev).expand(5, 3).mm(b) // row stride 0: copied, not read in place
+            let one = a[0...0].bmm(b.unsqueeze(0))
+            (y.pow(2).sum() + z.sum()).backward()
+            return [y, z, rows, one, a.grad!, b.grad!]
+        }
+    }
+
     func testDataLoaderPinMemoryGivesTheSameBatches() {
         // The emulator has no page-locked memory, so pinning falls back to ordinary host memory; on a GPU the
         // same loader's batches are pinned (cuda-check). The batches and their trip to the device must not change.

@@ -76,6 +76,12 @@ int stcu_dev_mem_info(size_t *free_bytes, size_t *total_bytes);
 /// host's row-major-to-cuBLAS mapping is checked without a GPU. Returns a cublasStatus_t.
 int stcu_dev_gemm(cublasHandle_t h, int transa, int transb, int m, int n, int k, double alpha, unsigned long long A,
                   int lda, unsigned long long B, int ldb, double beta, unsigned long long C, int ldc, int is_double);
+/// `batch` GEMMs as stcu_dev_gemm, the i-th on A + i·stride_a, B + i·stride_b, C + i·stride_c (elements; a
+/// zero stride repeats one matrix): cublas[SD]gemmStridedBatched, one launch for a whole bmm.
+int stcu_dev_gemm_batched(cublasHandle_t h, int transa, int transb, int m, int n, int k, double alpha,
+                          unsigned long long A, int lda, long long stride_a, unsigned long long B, int ldb,
+                          long long stride_b, double beta, unsigned long long C, int ldc, long long stride_c, int batch,
+                          int is_double);
 
 // MARK: emulation state seen by host-compiled kernels (the prelude's threadIdx etc. read it)
 typedef struct { unsigned x, y, z; } stcu_emu_dim3;

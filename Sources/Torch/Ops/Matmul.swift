@@ -41,8 +41,17 @@ func gemm(_ a: Tensor, _ b: Tensor, into out: Tensor, alpha: Double = 1, beta: D
 /// A 2-D operand GEMM can read directly (one unit stride), else a contiguous copy.
 private func gemmOperand(_ t: Tensor, _ dtype: DType) -> Tensor {
     let c = t.to(dtype)
+    if c.isCuda {
+        return CUDABlas.readsInPlace(c.shape[0], c.shape[1], c.strides[0], c.strides[1]) ? c : c.contiguousCopy()
+    }
     if c.strides[1] == 1 || c.strides[0] == 1 || c.shape[0] <= 1 || c.shape[1] <= 1 { return c }
     return c.contiguousCopy()
+}
+
+/// A 3-D CUDA operand cuBLAS's strided-batched GEMM can read directly (each matrix readable in place, any
+/// batch stride), else a contiguous copy.
+private func batchedGemmOperand(_ t: Tensor) -> Tensor {
+    CUDABlas.readsInPlace(t.shape[1], t.shape[2], t.strides[1], t.strides[2]) ? t : t.contiguous()
 }
 
 /// True when a 2-D tensor is column-major (its transpose is contiguous), as a Linear weight seen through `.t()` is.
@@ -114,8 +123,12 @@ extension Tensor {
         let bsz = shape[0]
         let out = Tensor(uninitializedShape: [bsz, shape[1], other.shape[2]], dtype: compute, device: commonDevice(self, other))
         let a = self.to(compute), b = other.to(compute)
-        for i in 0..<bsz {
-            gemm(gemmOperand(a.select(0, i), compute), gemmOperand(b.select(0, i), compute), into: out.select(0, i))
+        if out.isCuda {
+            CUDABlas.gemmBatched(batchedGemmOperand(a), batchedGemmOperand(b), into: out)
+        } else {
+            for i in 0..<bsz {
+                gemm(gemmOperand(a.select(0, i), compute), gemmOperand(b.select(0, i), compute), into: out.select(0, i))
+            }
         }
         let result = compute == dt ? out : out.to(dt)
         if anyNeedsGrad(self, other) {

@@ -21,7 +21,8 @@ enum CUDABlas {
         }
         let ctx = CUDARuntime.device(index)
         let handle = ctx.blasHandle()
-        let (opA, lda) = operand(a), (opB, ldb) = operand(b)
+        let (opA, lda) = operand(a.shape[0], a.shape[1], a.strides[0], a.strides[1])
+        let (opB, ldb) = operand(b.shape[0], b.shape[1], b.strides[0], b.strides[1])
         let ldc = m == 1 ? Swift.max(n, 1) : out.strides[0]
         ctx.bind()
         let r = stcu_dev_gemm(handle, opB, opA, Int32(n), Int32(m), Int32(k), alpha, b.deviceAddress, Int32(ldb),
@@ -31,16 +32,53 @@ enum CUDABlas {
         }
     }
 
-    /// cuBLAS's view of a row-major 2-D operand: `N` with the row stride as leading dimension when its rows
-    /// are contiguous (cuBLAS reads it as the transpose it needs), `T` with the column stride when its
-    /// columns are.
-    private static func operand(_ t: Tensor) -> (Int32, Int) {
-        let rows = t.shape[0], cols = t.shape[1]
-        if t.strides[1] == 1 || cols == 1 {
-            return (Int32(CUBLAS_OP_N), rows <= 1 ? Swift.max(cols, 1) : Swift.max(t.strides[0], cols))
+    /// `out[i] = a[i] @ b[i]` for 3-D `a` (B×M×K), `b` (B×K×N) and a contiguous `out` (B×M×N) of float32 or
+    /// float64, in one cuBLAS strided-batched call. Each operand's matrices need one unit stride (what
+    /// `batchedGemmOperand` prepares); its batch stride may be 0 (an expanded operand).
+    static func gemmBatched(_ a: Tensor, _ b: Tensor, into out: Tensor) {
+        guard case .cuda(let index) = out.device else { preconditionFailure("CUDABlas.gemmBatched: output on \(out.device)") }
+        precondition(a.device == out.device && b.device == out.device, sameDeviceMessage(a.isCuda ? b.device : a.device, out.device))
+        precondition(out.dtype == .float32 || out.dtype == .float64,
+                     "\"bmm_cuda\" not implemented for '\(out.dtype.name.capitalized)' (SwiftTorch's CUDA GEMMs take float32 and float64)")
+        precondition(out.isContiguous, "CUDABlas.gemmBatched: the output must be contiguous")
+        let batch = out.shape[0], m = a.shape[1], k = a.shape[2], n = b.shape[2]
+        if batch == 0 || m == 0 || n == 0 { return }
+        if k == 0 { CUDAElementwise.fill(out, 0); return }
+        let ctx = CUDARuntime.device(index)
+        let handle = ctx.blasHandle()
+        let (opA, lda) = operand(m, k, a.strides[1], a.strides[2])
+        let (opB, ldb) = operand(k, n, b.strides[1], b.strides[2])
+        ctx.bind()
+        let r = stcu_dev_gemm_batched(handle, opB, opA, Int32(n), Int32(m), Int32(k), 1, b.deviceAddress, Int32(ldb),
+                                      Int64(batch == 1 ? 0 : b.strides[0]), a.deviceAddress, Int32(lda),
+                                      Int64(batch == 1 ? 0 : a.strides[0]), 0, out.deviceAddress, Int32(Swift.max(n, 1)),
+                                      Int64(m * n), Int32(batch), out.dtype == .float64 ? 1 : 0)
+        if r != 0 {
+            preconditionFailure("bmm: CUDA error: cuBLAS \(String(cString: stcu_cublas_status_name(r))) when calling cublas\(out.dtype == .float64 ? "D" : "S")gemmStridedBatched")
         }
-        precondition(t.strides[0] == 1 || rows == 1, "CUDABlas: operand needs a unit stride (got strides \(t.strides))")
-        return (Int32(CUBLAS_OP_T), cols <= 1 ? Swift.max(rows, 1) : Swift.max(t.strides[1], rows))
+    }
+
+    /// cuBLAS's view of a row-major `rows`×`cols` operand with strides (`rowStride`, `colStride`): `N` with the
+    /// row stride as leading dimension when its rows are contiguous (cuBLAS reads it as the transpose it
+    /// needs), `T` with the column stride when its columns are.
+    private static func operand(_ rows: Int, _ cols: Int, _ rowStride: Int, _ colStride: Int) -> (Int32, Int) {
+        if rowMajorReadable(rows, cols, rowStride, colStride) {
+            return (Int32(CUBLAS_OP_N), rows <= 1 ? Swift.max(cols, 1) : rowStride)
+        }
+        precondition(rowMajorReadable(cols, rows, colStride, rowStride),
+                     "CUDABlas: a \(rows)x\(cols) operand with strides [\(rowStride), \(colStride)] is not a cuBLAS matrix")
+        return (Int32(CUBLAS_OP_T), cols <= 1 ? Swift.max(rows, 1) : colStride)
+    }
+
+    /// Whether rows are contiguous with a leading dimension cuBLAS accepts (at least the row length; so an
+    /// expanded operand, whose stride is 0, is not).
+    private static func rowMajorReadable(_ rows: Int, _ cols: Int, _ rowStride: Int, _ colStride: Int) -> Bool {
+        (colStride == 1 || cols <= 1) && (rows <= 1 || rowStride >= Swift.max(cols, 1))
+    }
+
+    /// Whether cuBLAS can read a `rows`×`cols` operand with these strides in place (else it needs a copy).
+    static func readsInPlace(_ rows: Int, _ cols: Int, _ rowStride: Int, _ colStride: Int) -> Bool {
+        rowMajorReadable(rows, cols, rowStride, colStride) || rowMajorReadable(cols, rows, colStride, rowStride)
     }
 }
 
