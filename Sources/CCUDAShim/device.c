@@ -22,7 +22,8 @@ const char *stcu_kernel_args_source(void) {
     static const char text[] =
         "#define STCU_MAX_DIMS 8\n#define STCU_MAX_OPERANDS 4\n"
         STCU_DECLARE(stcu_ew_args, STCU_EW_FIELDS)
-        STCU_DECLARE(stcu_red_args, STCU_RED_FIELDS);
+        STCU_DECLARE(stcu_red_args, STCU_RED_FIELDS)
+        STCU_DECLARE(stcu_opt_args, STCU_OPT_FIELDS);
     return text;
 }
 

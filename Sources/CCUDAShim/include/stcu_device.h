@@ -46,6 +46,15 @@ typedef struct { STCU_EW_FIELDS } stcu_ew_args;
 /// `partials` > 1 splits each row over that many blocks (a first pass writes partial results).
 typedef struct { STCU_RED_FIELDS } stcu_red_args;
 
+#define STCU_OPT_FIELDS                                                                                   \
+    long long n;                                                                                          \
+    long long flags;                                                                                      \
+    unsigned long long ptr[5];                                                                            \
+    double f[8];
+/// Fused optimizer updates over `n` contiguous elements: `ptr` holds the parameter, its gradient and the
+/// state buffers; `f` the update's scalars and `flags` its options (each kernel's source says which).
+typedef struct { STCU_OPT_FIELDS } stcu_opt_args;
+
 /// C declarations of the argument structs above, for the kernel sources.
 const char *stcu_kernel_args_source(void);
 

@@ -105,7 +105,13 @@ extension optim {
                 let stepSize = lr / bc1, bc2Sqrt = bc2.squareRoot()
                 let n = p.numel
                 if p.isCuda {
-                    // CUDA: the loop below as device ops (a fused multi-tensor kernel comes later).
+                    if CUDAOptimizer.canFuse([p, g, expAvg, expAvgSq, maxSq]) {
+                        CUDAOptimizer.adam(p: p, grad: g, expAvg: expAvg, expAvgSq: expAvgSq, maxExpAvgSq: maxSq,
+                                           stepSize: stepSize, beta1: beta1, beta2: beta2, eps: eps, weightDecay: wd,
+                                           bc2Sqrt: bc2Sqrt, lr: lr, maximize: maximize, decoupled: decoupled)
+                        return
+                    }
+                    // Non-contiguous or half-precision tensors: the loop below as device ops.
                     var grad = maximize ? -g : g
                     if wd != 0 {
                         if decoupled { p.mul_(1 - lr * wd) } else { grad = grad + p * wd }

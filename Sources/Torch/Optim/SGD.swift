@@ -43,7 +43,12 @@ extension optim {
                     }
                 }
                 if p.isCuda {
-                    // CUDA: the same arithmetic as the loop below, as device ops (a fused kernel comes later).
+                    if CUDAOptimizer.canFuse([p, g, buf]) {
+                        CUDAOptimizer.sgd(p: p, grad: g, buffer: buf, lr: lr, momentum: momentum, dampening: dampening,
+                                          weightDecay: wd, nesterov: nesterov, maximize: maximize, firstStep: firstStep)
+                        return
+                    }
+                    // Non-contiguous or half-precision tensors: the same arithmetic as device ops.
                     var d = maximize ? -g : g
                     if wd != 0 { d = d + p * wd }
                     if let buf {

@@ -22,6 +22,8 @@ enum KernelFamily: Int, CaseIterable {
     case random
     /// `SortKernelOp` kernels: stable row sorts of values of the module's dtype with their int64 positions.
     case sort
+    /// `OptimizerKernelOp` kernels: whole optimizer updates of parameters of the module's dtype.
+    case optimizer
 
     var name: String {
         switch self {
@@ -34,6 +36,7 @@ enum KernelFamily: Int, CaseIterable {
         case .index: return "index"
         case .random: return "random"
         case .sort: return "sort"
+        case .optimizer: return "optimizer"
         }
     }
 
@@ -41,7 +44,13 @@ enum KernelFamily: Int, CaseIterable {
     var usesBarrier: Bool { self == .reduce || self == .sort }
 
     /// The C type of the one argument struct its kernels take.
-    var argumentsType: String { self == .reduce || self == .sort ? "stcu_red_args" : "stcu_ew_args" }
+    var argumentsType: String {
+        switch self {
+        case .reduce, .sort: return "stcu_red_args"
+        case .optimizer: return "stcu_opt_args"
+        default: return "stcu_ew_args"
+        }
+    }
 }
 
 /// One kernel: family, dtype of its module, and its index within the module.
@@ -66,6 +75,7 @@ struct KernelID: Equatable {
     static func index(_ op: IndexKernelOp, _ d: DType) -> KernelID { KernelID(family: .index, dtype: d, function: op.rawValue) }
     static func random(_ op: RandomKernelOp, _ d: DType) -> KernelID { KernelID(family: .random, dtype: d, function: op.rawValue) }
     static func sort(_ op: SortKernelOp, _ d: DType) -> KernelID { KernelID(family: .sort, dtype: d, function: op.rawValue) }
+    static func optimizer(_ op: OptimizerKernelOp, _ d: DType) -> KernelID { KernelID(family: .optimizer, dtype: d, function: op.rawValue) }
 }
 
 /// A module's source and the names of its kernels by function index.
@@ -157,6 +167,11 @@ enum KernelCatalog {
         case .sort:
             for op in SortKernelOp.allCases {
                 let k = SortKernelSource.kernel(op, d)
+                add(op.rawValue, k.name, k.text)
+            }
+        case .optimizer:
+            for op in OptimizerKernelOp.allCases {
+                guard let k = OptimizerKernelSource.kernel(op, d) else { continue }
                 add(op.rawValue, k.name, k.text)
             }
         }

@@ -58,6 +58,9 @@ enum KernelPrelude {
         case .float16: return "st_f32_to_f16((float)(\(v)))"
         case .bfloat16: return "st_f32_to_bf16((float)(\(v)))"
         case .bool: return "((\(v)) != 0)"
+        // Narrow integers through int64, as PyTorch's casts do: a float converted straight to an unsigned char
+        // is undefined below 0 (the GPU saturates to 0, x86 wraps), while via int64 -6.0 becomes 250 everywhere.
+        case .uint8, .int32: return "(\(storageType(d)))(long long)(\(v))"
         default: return "(\(storageType(d)))(\(v))"
         }
     }
