@@ -38,6 +38,8 @@ def main():
 
     p, q = torch.rand(10, device=dev), torch.rand(10, device=dev)
     print("BENCH a+b 10 floats: %.2f us/op" % time_it(2000, lambda: p + q, rounds))
+    print("BENCH a.add_(b) 10 floats: %.2f us/op" % time_it(2000, lambda: p.add_(q), rounds))
+    print("BENCH torch.cuda.synchronize(): %.2f us" % time_it(2000, torch.cuda.synchronize, rounds))
     w = torch.rand(10, device=dev).requires_grad_()
     x = torch.rand(10, device=dev)
     print("BENCH (w*x).sum().backward() 10 floats: %.1f us" % time_it(500, lambda: (w * x).sum().backward(), rounds))

@@ -333,6 +333,9 @@ func timeIt(_ reps: Int, _ body: () -> Void) -> Double {
 if runBench && !info.emulated {
     let p = torch.rand(10).cuda(), q = torch.rand(10).cuda()
     print(String(format: "BENCH a+b 10 floats: %.2f us/op", timeIt(2000) { _ = p + q }))
+    // The same launch without a result to allocate, and a bare synchronisation: where a small op's time goes.
+    print(String(format: "BENCH a.add_(b) 10 floats: %.2f us/op", timeIt(2000) { _ = p.add_(q) }))
+    print(String(format: "BENCH torch.cuda.synchronize(): %.2f us", timeIt(2000) { torch.cuda.synchronize() }))
     let w = torch.rand(10).cuda().requiresGrad_(), x = torch.rand(10).cuda()
     print(String(format: "BENCH (w*x).sum().backward() 10 floats: %.1f us", timeIt(500) { (w * x).sum().backward() }))
     for adam in [false, true] {
