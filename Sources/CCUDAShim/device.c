@@ -23,7 +23,9 @@ const char *stcu_kernel_args_source(void) {
         "#define STCU_MAX_DIMS 8\n#define STCU_MAX_OPERANDS 4\n"
         STCU_DECLARE(stcu_ew_args, STCU_EW_FIELDS)
         STCU_DECLARE(stcu_red_args, STCU_RED_FIELDS)
-        STCU_DECLARE(stcu_opt_args, STCU_OPT_FIELDS);
+        STCU_DECLARE(stcu_opt_args, STCU_OPT_FIELDS)
+        STCU_DECLARE(stcu_conv_args, STCU_CONV_FIELDS)
+        STCU_DECLARE(stcu_pool_args, STCU_POOL_FIELDS);
     return text;
 }
 

@@ -55,6 +55,38 @@ typedef struct { STCU_RED_FIELDS } stcu_red_args;
 /// state buffers; `f` the update's scalars and `flags` its options (each kernel's source says which).
 typedef struct { STCU_OPT_FIELDS } stcu_opt_args;
 
+#define STCU_CONV_FIELDS                                                                                  \
+    long long n;                                                                                          \
+    long long channels;                                                                                   \
+    long long images;                                                                                     \
+    long long big[3];                                                                                     \
+    long long small[3];                                                                                   \
+    long long kernel[3];                                                                                  \
+    long long stride[3];                                                                                  \
+    long long padding[3];                                                                                 \
+    long long dilation[3];                                                                                \
+    unsigned long long in;                                                                                \
+    unsigned long long out;
+/// Convolution layout kernels (im2col and its adjoint) over `n` work items: `images` images of `channels`
+/// channels, the 3-D geometry of the big (input) and small (output) planes, and the two buffers.
+typedef struct { STCU_CONV_FIELDS } stcu_conv_args;
+
+#define STCU_POOL_FIELDS                                                                                  \
+    long long n;                                                                                          \
+    long long in_size[3];                                                                                 \
+    long long out_size[3];                                                                                \
+    long long step[3];                                                                                    \
+    long long count_include_pad;                                                                          \
+    long long divisor;                                                                                    \
+    unsigned long long table;                                                                             \
+    unsigned long long in;                                                                                \
+    unsigned long long out;                                                                               \
+    unsigned long long indices;
+/// Pooling kernels over `n` outputs: the 3-D input and output planes, the window step (dilation) per axis,
+/// average pooling's divisor rules (`divisor` > 0 overrides), the int64 window table (per axis: first input
+/// index, element count and padded count of each output's window) and the buffers.
+typedef struct { STCU_POOL_FIELDS } stcu_pool_args;
+
 /// C declarations of the argument structs above, for the kernel sources.
 const char *stcu_kernel_args_source(void);
 

@@ -57,16 +57,21 @@ func convSmallFromBig(_ big: Tensor, _ weight: Tensor, bias: Tensor?, _ p: ConvP
                       name: String = "ConvolutionBackwardBackward0", outputPadding: [Int]? = nil,
                       crop: ConvWeightCrop? = nil) -> Tensor {
     let n = big.shape[0]
-    let out = Tensor(uninitializedShape: p.smallShape(batch: n), dtype: big.dtype)
     let x = contiguousOperand(big), w = contiguousOperand(weight), b = bias.map(contiguousOperand)
     var crop = crop
-    func run<T: ConvElement>(_: T.Type) {
-        if crop == nil { crop = ConvWeightCrop(w, p.geometry, T.self) }
-        convSmallFromBigKernel(UnsafePointer(x.pointer(T.self)), UnsafePointer((crop?.weight ?? w).pointer(T.self)),
-                               bias: b.map { UnsafePointer($0.pointer(T.self)) }, out.pointer(T.self), batch: n,
-                               crop?.geometry ?? p.geometry)
+    let out: Tensor
+    if big.isCuda {
+        out = torch.noGrad { CUDAConvolution.smallFromBig(x, w, bias: b, p.geometry, outShape: p.smallShape(batch: n)) }
+    } else {
+        out = Tensor(uninitializedShape: p.smallShape(batch: n), dtype: big.dtype)
+        func run<T: ConvElement>(_: T.Type) {
+            if crop == nil { crop = ConvWeightCrop(w, p.geometry, T.self) }
+            convSmallFromBigKernel(UnsafePointer(x.pointer(T.self)), UnsafePointer((crop?.weight ?? w).pointer(T.self)),
+                                   bias: b.map { UnsafePointer($0.pointer(T.self)) }, out.pointer(T.self), batch: n,
+                                   crop?.geometry ?? p.geometry)
+        }
+        withConvElement(big.dtype, "conv") { run($0) }
     }
-    withConvElement(big.dtype, "conv") { run($0) }
     var inputs = [big, weight]
     if let bias { inputs.append(bias) }
     if anyNeedsGrad(inputs) {
@@ -91,16 +96,21 @@ func convBigFromSmall(_ small: Tensor, _ weight: Tensor, bias: Tensor?, _ p: Con
                       name: String = "ConvolutionBackwardBackward0", outputPadding: [Int]? = nil,
                       crop: ConvWeightCrop? = nil) -> Tensor {
     let n = small.shape[0]
-    let out = Tensor(uninitializedShape: p.bigShape(batch: n), dtype: small.dtype)
     let y = contiguousOperand(small), w = contiguousOperand(weight), b = bias.map(contiguousOperand)
     var crop = crop
-    func run<T: ConvElement>(_: T.Type) {
-        if crop == nil { crop = ConvWeightCrop(w, p.geometry, T.self) }
-        convBigFromSmallKernel(UnsafePointer(y.pointer(T.self)), UnsafePointer((crop?.weight ?? w).pointer(T.self)),
-                               bias: b.map { UnsafePointer($0.pointer(T.self)) }, out.pointer(T.self), batch: n,
-                               crop?.geometry ?? p.geometry)
+    let out: Tensor
+    if small.isCuda {
+        out = torch.noGrad { CUDAConvolution.bigFromSmall(y, w, bias: b, p.geometry, outShape: p.bigShape(batch: n)) }
+    } else {
+        out = Tensor(uninitializedShape: p.bigShape(batch: n), dtype: small.dtype)
+        func run<T: ConvElement>(_: T.Type) {
+            if crop == nil { crop = ConvWeightCrop(w, p.geometry, T.self) }
+            convBigFromSmallKernel(UnsafePointer(y.pointer(T.self)), UnsafePointer((crop?.weight ?? w).pointer(T.self)),
+                                   bias: b.map { UnsafePointer($0.pointer(T.self)) }, out.pointer(T.self), batch: n,
+                                   crop?.geometry ?? p.geometry)
+        }
+        withConvElement(small.dtype, "conv_transpose") { run($0) }
     }
-    withConvElement(small.dtype, "conv_transpose") { run($0) }
     var inputs = [small, weight]
     if let bias { inputs.append(bias) }
     if anyNeedsGrad(inputs) {
@@ -136,13 +146,18 @@ private func convolutionAttributes(_ p: ConvProblem, transposed: Bool, outputPad
 
 /// dW = Σₙ Y[n] · im2col(X[n])ᵀ: the weight gradient of both convolutions, itself differentiable.
 func convWeightGrad(_ small: Tensor, _ big: Tensor, _ p: ConvProblem) -> Tensor {
-    let out = Tensor(uninitializedShape: p.weightShape, dtype: small.dtype)
     let y = contiguousOperand(small), x = contiguousOperand(big)
-    func run<T: ConvElement>(_: T.Type) {
-        convWeightGradKernel(UnsafePointer(y.pointer(T.self)), UnsafePointer(x.pointer(T.self)), out.pointer(T.self),
-                             batch: small.shape[0], p.geometry)
+    let out: Tensor
+    if small.isCuda {
+        out = torch.noGrad { CUDAConvolution.weightGrad(y, x, p.geometry, weightShape: p.weightShape) }
+    } else {
+        out = Tensor(uninitializedShape: p.weightShape, dtype: small.dtype)
+        func run<T: ConvElement>(_: T.Type) {
+            convWeightGradKernel(UnsafePointer(y.pointer(T.self)), UnsafePointer(x.pointer(T.self)), out.pointer(T.self),
+                                 batch: small.shape[0], p.geometry)
+        }
+        withConvElement(small.dtype, "conv_backward") { run($0) }
     }
-    withConvElement(small.dtype, "conv_backward") { run($0) }
     if anyNeedsGrad(small, big) {
         let needY = small._requiresGrad, needX = big._requiresGrad
         let sy = needX ? SavedTensor(small) : nil, sx = needY ? SavedTensor(big) : nil

@@ -121,7 +121,7 @@ func adaptivePoolSpec(_ input: Tensor, dims: Int, outputSize: [Int?], op: String
 
 /// Max pooling: values and flat indices within each input plane (PyTorch's `max_pool*d_with_indices`).
 func maxPoolForward(_ input: Tensor, _ spec: PoolSpec, name: String) -> (Tensor, Tensor) {
-    let indices = Tensor(uninitializedShape: spec.outputShape(input.shape), dtype: .int64)
+    let indices = Tensor(uninitializedShape: spec.outputShape(input.shape), dtype: .int64, device: input.device)
     let out = maxPoolCompute(input, spec, indices: indices)
     if input.needsGrad {
         let inShape = input.shape
@@ -149,8 +149,13 @@ func maxPoolClamped(_ input: Tensor, _ spec: PoolSpec, lo: Double, hi: Double) -
 /// Runs the max-pooling kernel over `input`, writing the indices into `indices` when given.
 private func maxPoolCompute(_ input: Tensor, _ spec: PoolSpec, indices: Tensor?, clamp: (lo: Double, hi: Double)? = nil) -> Tensor {
     let x = contiguousValues(input)
-    let out = Tensor(uninitializedShape: spec.outputShape(input.shape), dtype: input.dtype)
+    let out = Tensor(uninitializedShape: spec.outputShape(input.shape), dtype: input.dtype, device: input.device)
     let planes = spec.planes(input.shape)
+    if input.isCuda {
+        CUDAPooling.maxForward(x, into: out, indices: indices, planes: planes, spec.geometry)
+        if let clamp { torch.noGrad { _ = out.clamp_(min: clamp.lo, max: clamp.hi) } }
+        return out
+    }
     func run<T: FloatElement>(_: T.Type) {
         maxPoolForwardKernel(UnsafePointer(x.pointer(T.self)), out.pointer(T.self), indices?.pointer(Int64.self), planes: planes, spec.geometry,
                              clamp: clamp.map { (T($0.lo), T($0.hi)) })
@@ -162,13 +167,22 @@ private func maxPoolCompute(_ input: Tensor, _ spec: PoolSpec, indices: Tensor?,
 /// Scatters `g` (output-shaped) to the max positions of an input of `inputShape`; its adjoint is `maxPoolGather`.
 func maxPoolScatter(_ g: Tensor, _ indices: Tensor, _ spec: PoolSpec, inputShape: [Int]) -> Tensor {
     let gy = contiguousValues(g)
-    let out = Tensor(uninitializedShape: inputShape, dtype: g.dtype)
     let planes = spec.planes(inputShape)
-    func run<T: FloatElement>(_: T.Type) {
-        maxPoolBackwardKernel(UnsafePointer(gy.pointer(T.self)), UnsafePointer(indices.pointer(Int64.self)), out.pointer(T.self),
-                              planes: planes, inPlane: spec.geometry.inPlane, outPlane: spec.geometry.outPlane)
+    let out: Tensor
+    if g.isCuda {
+        let offsets = CUDAPooling.flatOffsets(indices, planes: planes, inPlane: spec.geometry.inPlane, outPlane: spec.geometry.outPlane)
+        out = torch.noGrad {
+            torch.zeros([shapeNumel(inputShape)], dtype: g.dtype, device: g.device).indexAdd_(0, offsets, gy.reshape([-1]))
+                .view(inputShape)
+        }
+    } else {
+        out = Tensor(uninitializedShape: inputShape, dtype: g.dtype)
+        func run<T: FloatElement>(_: T.Type) {
+            maxPoolBackwardKernel(UnsafePointer(gy.pointer(T.self)), UnsafePointer(indices.pointer(Int64.self)), out.pointer(T.self),
+                                  planes: planes, inPlane: spec.geometry.inPlane, outPlane: spec.geometry.outPlane)
+        }
+        withPoolElement(g.dtype, "max_pool_backward") { run($0) }
     }
-    withPoolElement(g.dtype, "max_pool_backward") { run($0) }
     if g.needsGrad {
         record("MaxPool\(spec.nameDims)WithIndicesBackwardBackward0", out, inputs: [g]) { _, gg in
             [maxPoolGather(gg, indices, spec)]
@@ -181,17 +195,23 @@ func maxPoolScatter(_ g: Tensor, _ indices: Tensor, _ spec: PoolSpec, inputShape
 func maxPoolGather(_ t: Tensor, _ indices: Tensor, _ spec: PoolSpec) -> Tensor {
     let x = contiguousValues(t)
     let inShape = t.shape
-    let out = Tensor(uninitializedShape: indices.shape, dtype: t.dtype)
     let planes = spec.planes(inShape), inPlane = spec.geometry.inPlane, outPlane = spec.geometry.outPlane
-    func run<T: FloatElement>(_: T.Type) {
-        let xp = x.pointer(T.self), op = out.pointer(T.self), ip = indices.pointer(Int64.self)
-        parallelFor(planes, grain: Swift.max(1, elementwiseGrain / Swift.max(outPlane, 1))) { lo, hi in
-            for p in lo..<hi {
-                for o in 0..<outPlane { op[p * outPlane + o] = xp[p * inPlane + Int(ip[p * outPlane + o])] }
+    let out: Tensor
+    if t.isCuda {
+        let offsets = CUDAPooling.flatOffsets(indices, planes: planes, inPlane: inPlane, outPlane: outPlane)
+        out = torch.noGrad { x.reshape([-1]).take(offsets).view(indices.shape) }
+    } else {
+        out = Tensor(uninitializedShape: indices.shape, dtype: t.dtype)
+        func run<T: FloatElement>(_: T.Type) {
+            let xp = x.pointer(T.self), op = out.pointer(T.self), ip = indices.pointer(Int64.self)
+            parallelFor(planes, grain: Swift.max(1, elementwiseGrain / Swift.max(outPlane, 1))) { lo, hi in
+                for p in lo..<hi {
+                    for o in 0..<outPlane { op[p * outPlane + o] = xp[p * inPlane + Int(ip[p * outPlane + o])] }
+                }
             }
         }
+        withPoolElement(t.dtype, "max_pool_gather") { run($0) }
     }
-    withPoolElement(t.dtype, "max_pool_gather") { run($0) }
     if t.needsGrad {
         record("GatherBackward0", out, inputs: [t]) { _, g in [maxPoolScatter(g, indices, spec, inputShape: inShape)] }
     }
@@ -203,13 +223,18 @@ func maxPoolGather(_ t: Tensor, _ indices: Tensor, _ spec: PoolSpec) -> Tensor {
 /// Average pooling with `spec`'s divisor rules; recorded as `name`.
 func averagePool(_ input: Tensor, _ spec: PoolSpec, name: String) -> Tensor {
     let x = contiguousValues(input)
-    let out = Tensor(uninitializedShape: spec.outputShape(input.shape), dtype: input.dtype)
+    let out = Tensor(uninitializedShape: spec.outputShape(input.shape), dtype: input.dtype, device: input.device)
     let planes = spec.planes(input.shape)
-    func run<T: FloatElement>(_: T.Type) {
-        avgPoolForwardKernel(UnsafePointer(x.pointer(T.self)), out.pointer(T.self), planes: planes, spec.geometry,
-                             countIncludePad: spec.countIncludePad, divisorOverride: spec.divisorOverride)
+    if input.isCuda {
+        CUDAPooling.averageForward(x, into: out, planes: planes, spec.geometry, countIncludePad: spec.countIncludePad,
+                                   divisorOverride: spec.divisorOverride)
+    } else {
+        func run<T: FloatElement>(_: T.Type) {
+            avgPoolForwardKernel(UnsafePointer(x.pointer(T.self)), out.pointer(T.self), planes: planes, spec.geometry,
+                                 countIncludePad: spec.countIncludePad, divisorOverride: spec.divisorOverride)
+        }
+        withPoolElement(input.dtype, "avg_pool") { run($0) }
     }
-    withPoolElement(input.dtype, "avg_pool") { run($0) }
     if input.needsGrad {
         let inShape = input.shape
         record(name, out, inputs: [input], saved: poolingAttributes(spec, input: input, indices: nil)) { _, g in
@@ -222,13 +247,18 @@ func averagePool(_ input: Tensor, _ spec: PoolSpec, name: String) -> Tensor {
 /// Spreads `g` over the windows (the gradient of `averagePool`); its adjoint is `averagePool`.
 func averagePoolAdjoint(_ g: Tensor, _ spec: PoolSpec, inputShape: [Int]) -> Tensor {
     let gy = contiguousValues(g)
-    let out = Tensor(uninitializedShape: inputShape, dtype: g.dtype)
+    let out = Tensor(uninitializedShape: inputShape, dtype: g.dtype, device: g.device)
     let planes = spec.planes(inputShape)
-    func run<T: FloatElement>(_: T.Type) {
-        avgPoolBackwardKernel(UnsafePointer(gy.pointer(T.self)), out.pointer(T.self), planes: planes, spec.geometry,
-                              countIncludePad: spec.countIncludePad, divisorOverride: spec.divisorOverride)
+    if g.isCuda {
+        CUDAPooling.averageBackward(gy, into: out, planes: planes, spec.geometry, countIncludePad: spec.countIncludePad,
+                                    divisorOverride: spec.divisorOverride)
+    } else {
+        func run<T: FloatElement>(_: T.Type) {
+            avgPoolBackwardKernel(UnsafePointer(gy.pointer(T.self)), out.pointer(T.self), planes: planes, spec.geometry,
+                                  countIncludePad: spec.countIncludePad, divisorOverride: spec.divisorOverride)
+        }
+        withPoolElement(g.dtype, "avg_pool_backward") { run($0) }
     }
-    withPoolElement(g.dtype, "avg_pool_backward") { run($0) }
     if g.needsGrad {
         record("AvgPool\(spec.nameDims)BackwardBackward0", out, inputs: [g]) { _, gg in
             [averagePool(gg, spec, name: "AvgPool\(spec.nameDims)Backward0")]

@@ -24,6 +24,10 @@ enum KernelFamily: Int, CaseIterable {
     case sort
     /// `OptimizerKernelOp` kernels: whole optimizer updates of parameters of the module's dtype.
     case optimizer
+    /// `ConvolutionKernelOp` kernels: im2col and its adjoint for convolutions of the module's dtype.
+    case convolution
+    /// `PoolingKernelOp` kernels: max and average pooling of the module's dtype.
+    case pooling
 
     var name: String {
         switch self {
@@ -37,6 +41,8 @@ enum KernelFamily: Int, CaseIterable {
         case .random: return "random"
         case .sort: return "sort"
         case .optimizer: return "optimizer"
+        case .convolution: return "convolution"
+        case .pooling: return "pooling"
         }
     }
 
@@ -48,6 +54,8 @@ enum KernelFamily: Int, CaseIterable {
         switch self {
         case .reduce, .sort: return "stcu_red_args"
         case .optimizer: return "stcu_opt_args"
+        case .convolution: return "stcu_conv_args"
+        case .pooling: return "stcu_pool_args"
         default: return "stcu_ew_args"
         }
     }
@@ -76,6 +84,10 @@ struct KernelID: Equatable {
     static func random(_ op: RandomKernelOp, _ d: DType) -> KernelID { KernelID(family: .random, dtype: d, function: op.rawValue) }
     static func sort(_ op: SortKernelOp, _ d: DType) -> KernelID { KernelID(family: .sort, dtype: d, function: op.rawValue) }
     static func optimizer(_ op: OptimizerKernelOp, _ d: DType) -> KernelID { KernelID(family: .optimizer, dtype: d, function: op.rawValue) }
+    static func convolution(_ op: ConvolutionKernelOp, _ d: DType) -> KernelID {
+        KernelID(family: .convolution, dtype: d, function: op.rawValue)
+    }
+    static func pooling(_ op: PoolingKernelOp, _ d: DType) -> KernelID { KernelID(family: .pooling, dtype: d, function: op.rawValue) }
 }
 
 /// A module's source and the names of its kernels by function index.
@@ -172,6 +184,16 @@ enum KernelCatalog {
         case .optimizer:
             for op in OptimizerKernelOp.allCases {
                 guard let k = OptimizerKernelSource.kernel(op, d) else { continue }
+                add(op.rawValue, k.name, k.text)
+            }
+        case .convolution:
+            for op in ConvolutionKernelOp.allCases {
+                guard let k = ConvolutionKernelSource.kernel(op, d) else { continue }
+                add(op.rawValue, k.name, k.text)
+            }
+        case .pooling:
+            for op in PoolingKernelOp.allCases {
+                guard let k = PoolingKernelSource.kernel(op, d) else { continue }
                 add(op.rawValue, k.name, k.text)
             }
         }
