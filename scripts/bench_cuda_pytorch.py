@@ -34,6 +34,7 @@ def main():
     rounds = 3 if args.quick else 7
     dev = torch.device("cuda:0")
     torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False   # convolutions in full float32, as SwiftTorch's (issue 26: TF32 off)
     print(f"# PyTorch {torch.__version__} on {torch.cuda.get_device_name(0)}")
 
     p, q = torch.rand(10, device=dev), torch.rand(10, device=dev)
@@ -60,6 +61,22 @@ def main():
         m1, m2 = torch.rand(n, n, device=dev), torch.rand(n, n, device=dev)
         us = time_it(20 if n == 4096 else 5, lambda: m1.mm(m2), rounds)
         print("BENCH sgemm %d: %.0f GFLOP/s" % (n, 2 * n ** 3 / us / 1000))
+    torch.manual_seed(7)
+    lenet = nn.Sequential(nn.Conv2d(3, 6, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Flatten(), nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10)).to(dev)
+    opt = torch.optim.SGD(lenet.parameters(), lr=0.01, momentum=0.9)
+    xb, yb = torch.rand(64, 3, 32, 32, device=dev), torch.randint(0, 10, (64,), device=dev)
+
+    def lenet_step():
+        opt.zero_grad()
+        F.cross_entropy(lenet(xb), yb).backward()
+        opt.step()
+    print("BENCH LeNet-5 train step batch 64 SGD momentum: %.0f us" % time_it(100, lenet_step, rounds))
+    for batch in (32, 256):
+        xc, wc = torch.rand(batch, 64, 32, 32, device=dev), torch.rand(64, 64, 3, 3, device=dev)
+        t = time_it(20, lambda: F.conv2d(xc, wc, padding=1), rounds)
+        print("BENCH conv2d 64->64 3x3 32x32 batch %d forward: %.0f GFLOP/s" % (batch, 2 * batch * 64 * 64 * 9 * 32 * 32 / t / 1000))
+
     big = torch.rand(64 << 20, device=dev)
     us = time_it(20, lambda: big + big, rounds)
     print("BENCH a+a 64 Mi floats: %.0f GB/s" % (2 * (64 << 20) * 4 / us / 1000))

@@ -62,6 +62,15 @@ func check(_ name: String, tol: Double, _ gpu: () -> Tensor, _ cpu: () -> Tensor
     report(name, e <= tol, "max rel. error \(e) (tol \(tol))")
 }
 
+/// Tutorial 001's LeNet-5 for 3×32×32 images; with `batchNorm`, BatchNorm2d after each convolution.
+func cnn(batchNorm: Bool) -> nn.Sequential {
+    func block(_ cin: Int, _ cout: Int) -> [nn.Module] {
+        [nn.Conv2d(cin, cout, kernelSize: 5)] + (batchNorm ? [nn.BatchNorm2d(cout)] : []) + [nn.ReLU(), nn.MaxPool2d(kernelSize: 2)]
+    }
+    return nn.Sequential(block(3, 6) + block(6, 16) + [nn.Flatten(), nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(),
+                                                       nn.Linear(84, 10)])
+}
+
 if runChecks {
     // MARK: values, every family and dtype
 
@@ -156,6 +165,19 @@ if runChecks {
         (top.pow(2).sum() + kth.sum()).backward()
         return [xd.sort().values, xd.sort().indices, xd.sort(dim: 0, descending: true).indices, xd.half().argsort(descending: true),
                 top, topIdx, kth, kthIdx, s.grad!]
+    }
+    checkOnBoth("conv1d/2d/3d (stride, padding, dilation, groups, depthwise), convTranspose2d, pooling, with gradients", tol: 1e-4) { dev in
+        let x = seeded([4, 6, 17, 15], 40, dev).requiresGrad_(), w = seeded([8, 3, 3, 3], 41, dev).requiresGrad_()
+        let b = seeded([8], 42, dev).requiresGrad_(), dw = seeded([6, 1, 5, 5], 43, dev).requiresGrad_()
+        let y = F.conv2d(x, w, b, stride: 2, padding: 1, dilation: 2, groups: 2)
+        let z = F.conv2d(x, dw, padding: 2, groups: 6)
+        let t = F.convTranspose2d(y, seeded([8, 5, 4, 4], 44, dev), stride: 2, padding: 1, outputPadding: 1)
+        let x1 = seeded([3, 4, 40], 45, dev), x3 = seeded([2, 2, 6, 7, 5], 46, dev)
+        let c1 = F.conv1d(x1, seeded([5, 4, 3], 47, dev), stride: 2), c3 = F.conv3d(x3, seeded([3, 2, 3, 3, 3], 48, dev), padding: 1)
+        let (m, mi) = F.maxPoolWithIndices(z, dims: 2, kernelSize: 3, stride: 2, padding: 1, ceilMode: true)
+        let a = F.avgPool2d(t, 2) + 0, aa = F.adaptiveAvgPool2d(y, [1, 1])
+        (y.pow(2).sum() + m.sum() + a.pow(2).sum() + aa.sum()).backward()
+        return [y, z, t, c1, c3, m, mi, a, aa, x.grad!, w.grad!, b.grad!, dw.grad!]
     }
     checkOnBoth("Embedding, LayerNorm, GroupNorm forward and backward", tol: 1e-4) { dev in
         torch.manualSeed(24)
@@ -291,6 +313,31 @@ if runChecks {
         report("LSTM language model, 15 Adam steps", worst < 1e-3, "max |loss diff| \(worst), last \(g.last!) vs \(c.last!)")
     }
 
+    do {
+        // Tutorial 001's LeNet-5 and the Fashion-MNIST CNN (conv + BatchNorm2d + ReLU + max pooling), SGD momentum.
+        func run(_ device: Device, batchNorm: Bool) -> [Double] {
+            torch.manualSeed(6)
+            let model = cnn(batchNorm: batchNorm).to(device)
+            let opt = optim.SGD(model.parameters(), lr: 0.02, momentum: 0.9)
+            let x = torch.randn(16, 3, 32, 32).to(device), y = torch.randint(0, 10, [16]).to(device)
+            var losses: [Double] = []
+            for _ in 0..<10 {
+                opt.zeroGrad()
+                let loss = F.crossEntropy(model(x), y)
+                loss.backward()
+                opt.step()
+                losses.append(loss.item())
+            }
+            return losses
+        }
+        for batchNorm in [false, true] {
+            let g = run(cuda, batchNorm: batchNorm), c = run(.cpu, batchNorm: batchNorm)
+            let worst = zip(g, c).map { abs($0 - $1) }.max() ?? .infinity
+            report("\(batchNorm ? "CNN with BatchNorm2d" : "LeNet-5"), 10 SGD steps", worst < 1e-3,
+                   "max |loss diff| \(worst), last \(g.last!) vs \(c.last!)")
+        }
+    }
+
     // MARK: save/load and errors
 
     do {
@@ -350,6 +397,20 @@ if runBench && !info.emulated {
         let m1 = torch.rand(n, n).cuda(), m2 = torch.rand(n, n).cuda()
         let us = timeIt(n == 4096 ? 20 : 5) { _ = m1.mm(m2) }
         print(String(format: "BENCH sgemm %d: %.0f GFLOP/s", n, 2 * pow(Double(n), 3) / us / 1000))
+    }
+    do {
+        torch.manualSeed(7)
+        let model = cnn(batchNorm: false).to(cuda)
+        let opt = optim.SGD(model.parameters(), lr: 0.01, momentum: 0.9)
+        let xb = torch.rand(64, 3, 32, 32).cuda(), yb = torch.randint(0, 10, [64]).cuda()
+        let us = timeIt(100) { opt.zeroGrad(); F.crossEntropy(model(xb), yb).backward(); opt.step() }
+        print(String(format: "BENCH LeNet-5 train step batch 64 SGD momentum: %.0f us", us))
+        for batch in [32, 256] {
+            let xc = torch.rand(batch, 64, 32, 32).cuda(), wc = torch.rand(64, 64, 3, 3).cuda()
+            let t = timeIt(20) { _ = F.conv2d(xc, wc, padding: 1) }
+            print(String(format: "BENCH conv2d 64->64 3x3 32x32 batch %d forward: %.0f GFLOP/s", batch,
+                         2 * Double(batch * 64 * 64 * 9 * 32 * 32) / t / 1000))
+        }
     }
     let big = torch.rand(64 << 20).cuda()
     let us = timeIt(20) { _ = big + big }
