@@ -141,14 +141,6 @@ enum CUDAConvolution {
         args.big = triple(g.big); args.small = triple(g.small); args.kernel = triple(g.kernel)
         args.stride = triple(g.stride); args.padding = triple(g.padding); args.dilation = triple(g.dilation)
         args.in = input; args.out = output
-        let ctx = CUDARuntime.device(index)
-        let f = ctx.function(.convolution(op, dtype))
-        let block = ElementwiseKernelSource.blockSize
-        let blocks = Swift.max(1, Swift.min((threads + block - 1) / block, ctx.multiprocessorCount * 32))
-        ctx.bind()
-        let r = withUnsafePointer(to: &args) {
-            stcu_dev_launch(f, UInt32(blocks), 1, 1, UInt32(block), 1, 1, ctx.stream, $0, MemoryLayout<stcu_conv_args>.size)
-        }
-        CUDARuntime.check(r, "cuLaunchKernel(conv_\(op.name))")
+        CUDARuntime.device(index).launch(.convolution(op, dtype), items: threads, args: &args, "conv_\(op.name)")
     }
 }

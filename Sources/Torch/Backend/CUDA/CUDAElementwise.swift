@@ -80,16 +80,7 @@ enum CUDAElementwise {
     /// Launches an `stcu_ew_args` kernel with one thread per work item (`threads`), in blocks of
     /// `ElementwiseKernelSource.blockSize`.
     static func launch(_ id: KernelID, device index: Int, args: inout stcu_ew_args, threads: Int) {
-        let ctx = CUDARuntime.device(index)
-        let f = ctx.function(id)
-        let block = ElementwiseKernelSource.blockSize
-        // Enough blocks to fill every SM several times over; more only add scheduling work (grid-stride loop).
-        let blocks = Swift.max(1, Swift.min((threads + block - 1) / block, ctx.multiprocessorCount * 32))
-        ctx.bind()
-        let r = withUnsafePointer(to: &args) {
-            stcu_dev_launch(f, UInt32(blocks), 1, 1, UInt32(block), 1, 1, ctx.stream, $0, MemoryLayout<stcu_ew_args>.size)
-        }
-        CUDARuntime.check(r, "cuLaunchKernel(\(id.family.name))")
+        CUDARuntime.device(index).launch(id, items: threads, args: &args, id.family.name)
     }
 
     /// Merges neighbouring dims that every operand walks as one (and drops size-1 dims), so most broadcast

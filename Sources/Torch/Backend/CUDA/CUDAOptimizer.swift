@@ -50,14 +50,6 @@ enum CUDAOptimizer {
         if n == 0 { return }
         guard case .cuda(let index) = p.device else { preconditionFailure("CUDAOptimizer: parameter on \(p.device)") }
         args.n = Int64(n)
-        let ctx = CUDARuntime.device(index)
-        let f = ctx.function(.optimizer(op, p.dtype))
-        let block = ElementwiseKernelSource.blockSize
-        let blocks = Swift.max(1, Swift.min((n + block - 1) / block, ctx.multiprocessorCount * 32))
-        ctx.bind()
-        let r = withUnsafePointer(to: &args) {
-            stcu_dev_launch(f, UInt32(blocks), 1, 1, UInt32(block), 1, 1, ctx.stream, $0, MemoryLayout<stcu_opt_args>.size)
-        }
-        CUDARuntime.check(r, "cuLaunchKernel(optimizer_\(op.name))")
+        CUDARuntime.device(index).launch(.optimizer(op, p.dtype), items: n, args: &args, "optimizer_\(op.name)")
     }
 }

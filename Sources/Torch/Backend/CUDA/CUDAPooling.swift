@@ -53,15 +53,7 @@ enum CUDAPooling {
         args.divisor = Int64(divisor ?? 0)
         args.table = tableTensor.deviceAddress
         args.in = input.deviceAddress; args.out = output.deviceAddress; args.indices = indices?.deviceAddress ?? 0
-        let ctx = CUDARuntime.device(index)
-        let f = ctx.function(.pooling(op, input.dtype))
-        let block = ElementwiseKernelSource.blockSize
-        let blocks = Swift.max(1, Swift.min((n + block - 1) / block, ctx.multiprocessorCount * 32))
-        ctx.bind()
-        let r = withUnsafePointer(to: &args) {
-            stcu_dev_launch(f, UInt32(blocks), 1, 1, UInt32(block), 1, 1, ctx.stream, $0, MemoryLayout<stcu_pool_args>.size)
-        }
-        CUDARuntime.check(r, "cuLaunchKernel(pool_\(op.name))")
+        CUDARuntime.device(index).launch(.pooling(op, input.dtype), items: n, args: &args, "pool_\(op.name)")
         // The table must outlive the launch: the allocator reuses its block only for work queued after this.
         _ = tableTensor
     }

@@ -84,19 +84,12 @@ enum CUDAReduction {
 
     /// Blocks for `threads` one-per-item threads: enough to fill every SM several times over (grid-stride beyond).
     private static func threadGrid(_ threads: Int, _ ctx: CUDADeviceContext) -> UInt32 {
-        let block = ReductionKernelSource.blockSize
-        return UInt32(Swift.max(1, Swift.min((threads + block - 1) / block, ctx.multiprocessorCount * 32)))
+        ctx.gridSize(items: threads, block: ReductionKernelSource.blockSize)
     }
 
     /// Launches the reduce-family kernel `op` for `dtype` with `args`, in blocks of `ReductionKernelSource.blockSize`.
     private static func launch(_ op: CUDAReduceOp, _ dtype: DType, _ ctx: CUDADeviceContext, _ args: inout stcu_red_args,
                                grid: (UInt32, UInt32)) {
-        let f = ctx.function(.reduce(op, dtype))
-        ctx.bind()
-        let r = withUnsafePointer(to: &args) {
-            stcu_dev_launch(f, grid.0, grid.1, 1, UInt32(ReductionKernelSource.blockSize), 1, 1, ctx.stream, $0,
-                            MemoryLayout<stcu_red_args>.size)
-        }
-        CUDARuntime.check(r, "cuLaunchKernel(reduce_\(op.name))")
+        ctx.launch(.reduce(op, dtype), grid: grid, block: ReductionKernelSource.blockSize, args: &args, "reduce_\(op.name)")
     }
 }

@@ -20,8 +20,9 @@ enum CUDASorting {
         let chunks = rows * ((length + chunk - 1) / chunk)
         // One block per chunk, grid-stride beyond 16 per SM (a block holds 32 KiB of shared memory, so a few
         // blocks per SM already fill it).
-        let chunkGrid = UInt32(Swift.max(1, Swift.min(chunks, ctx.multiprocessorCount * 16)))
-        launch(.op(.chunk, descending: descending), x.dtype, ctx, &args, grid: chunkGrid)
+        let chunkGrid = (UInt32(Swift.max(1, Swift.min(chunks, ctx.multiprocessorCount * 16))), UInt32(1))
+        ctx.launch(.sort(.op(.chunk, descending: descending), x.dtype), grid: chunkGrid, block: SortKernelSource.blockSize,
+                   args: &args, "sort_chunk")
         // Stages past the chunk, while the row (rounded up to a power of two) is longer than half the stage.
         let padded = 1 << (Int.bitWidth - (length - 1).leadingZeroBitCount)
         let comparators = rows * (padded / 2)
@@ -30,25 +31,14 @@ enum CUDASorting {
             var distance = stage / 2
             while distance >= chunk {
                 args.inner = Int64(stage); args.partials = Int64(distance)
-                let grid = UInt32(Swift.max(1, Swift.min((comparators + SortKernelSource.blockSize - 1) / SortKernelSource.blockSize,
-                                                         ctx.multiprocessorCount * 32)))
-                launch(.op(.merge, descending: descending), x.dtype, ctx, &args, grid: grid)
+                ctx.launch(.sort(.op(.merge, descending: descending), x.dtype), items: comparators, block: SortKernelSource.blockSize,
+                           args: &args, "sort_merge")
                 distance /= 2
             }
-            launch(.op(.mergeChunk, descending: descending), x.dtype, ctx, &args, grid: chunkGrid)
+            ctx.launch(.sort(.op(.mergeChunk, descending: descending), x.dtype), grid: chunkGrid, block: SortKernelSource.blockSize,
+                       args: &args, "sort_merge_chunk")
             stage *= 2
         }
         return (values, indices)
-    }
-
-    private static func launch(_ op: SortKernelOp, _ dtype: DType, _ ctx: CUDADeviceContext, _ args: inout stcu_red_args,
-                               grid: UInt32) {
-        let f = ctx.function(.sort(op, dtype))
-        ctx.bind()
-        let r = withUnsafePointer(to: &args) {
-            stcu_dev_launch(f, grid, 1, 1, UInt32(SortKernelSource.blockSize), 1, 1, ctx.stream, $0,
-                            MemoryLayout<stcu_red_args>.size)
-        }
-        CUDARuntime.check(r, "cuLaunchKernel(sort_\(op))")
     }
 }

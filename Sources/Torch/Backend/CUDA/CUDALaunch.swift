@@ -1,0 +1,31 @@
+import CCUDAShim
+
+/// Kernel launches: every SwiftTorch kernel takes one argument struct by value (`stcu_ew_args`,
+/// `stcu_red_args`, …), runs on its device's one stream, and most walk their work items in a grid-stride loop.
+extension CUDADeviceContext {
+    /// Launches kernel `id` with `args` in a `grid` of blocks of `block` threads on this device's stream; a
+    /// failure stops with CUDA's message naming `what`.
+    @inline(__always)
+    func launch<Args>(_ id: KernelID, grid: (UInt32, UInt32), block: Int, args: inout Args, _ what: @autoclosure () -> String) {
+        let f = function(id)
+        bind()
+        let r = withUnsafePointer(to: &args) {
+            stcu_dev_launch(f, grid.0, grid.1, 1, UInt32(block), 1, 1, stream, $0, MemoryLayout<Args>.size)
+        }
+        CUDARuntime.check(r, "cuLaunchKernel(\(what()))")
+    }
+
+    /// Launches kernel `id` over `items` one-thread work items in blocks of `block`: enough blocks to fill every
+    /// SM 32 times over, fewer for small work (the kernels' grid-stride loops take the rest).
+    @inline(__always)
+    func launch<Args>(_ id: KernelID, items: Int, block: Int = ElementwiseKernelSource.blockSize, args: inout Args,
+                      _ what: @autoclosure () -> String) {
+        launch(id, grid: (gridSize(items: items, block: block), 1), block: block, args: &args, what())
+    }
+
+    /// Blocks of `block` threads for `items` one-thread work items, capped at 32 per SM.
+    @inline(__always)
+    func gridSize(items: Int, block: Int) -> UInt32 {
+        UInt32(Swift.max(1, Swift.min((items + block - 1) / block, multiprocessorCount * 32)))
+    }
+}
