@@ -1,7 +1,15 @@
 // Tutorial 004's convolutional network: a 1×32×32 input through two 3×3 convolutions (1→6→16 channels, ReLU),
 // three linear layers (16·28·28 → 512 → 64 → 2), an L1 loss against a random target, one SGD step (lr 0.01),
 // and the network's output before and after the step.
+//   swift run -c release conv-net [--device auto|cpu|cuda|cuda:N]
+import Foundation
 import Torch
+
+let device: Device
+do { device = try Device.fromArguments().device } catch {
+    print("\(error)")
+    exit(2)
+}
 
 final class Net: nn.Module {
     let conv1 = nn.Conv2d(1, 6, 3)      // input channels 1, output channels 6, 3×3 kernel
@@ -21,11 +29,11 @@ final class Net: nn.Module {
 }
 
 torch.manualSeed(0)
-let net = Net()
+let net = Net().to(device)
 print(net)
 
-let inputData = torch.randn(1, 1, 32, 32)   // one random 1×32×32 image
-var target = torch.randn(2)
+let inputData = torch.randn(1, 1, 32, 32).to(device)   // one random 1×32×32 image
+var target = torch.randn(2).to(device)
 target = target.view(1, -1)
 
 var out = net(inputData)

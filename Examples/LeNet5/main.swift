@@ -4,7 +4,7 @@
 // (`apt-get install dataset-fashion-mnist`), each 28×28 image padded to 32×32 so LeNet-5's shapes are the tutorial's,
 // with one input channel instead of three.
 //
-//     swift run -c release lenet5 [fashion-mnist folder] [epochs]
+//     swift run -c release lenet5 [fashion-mnist folder] [epochs] [--device auto|cpu|cuda|cuda:N]
 import Foundation
 import Torch
 import TorchVision
@@ -34,7 +34,11 @@ final class LeNet5: nn.Module {
     }
 }
 
-let args = CommandLine.arguments
+let device: Device, args: [String]
+do { (device, args) = try Device.fromArguments() } catch {
+    print("\(error)")
+    exit(2)
+}
 let root = args.count > 1 ? args[1] : "/usr/share/datasets/fashion-mnist"
 let numEpochs = args.count > 2 ? Int(args[2]) ?? 10 : 10
 
@@ -52,11 +56,11 @@ do {
     exit(1)
 }
 print("LeNet-5 on Fashion-MNIST (28×28 padded to 32×32, 1 channel) from \(root); the tutorial uses CIFAR-10")
-let trainLoader = DataLoader(trainDataset, batchSize: 64, shuffle: true)
-let testLoader = DataLoader(testDataset, batchSize: 64, shuffle: false)
+let trainLoader = DataLoader(trainDataset, batchSize: 64, shuffle: true, pinMemory: device != .cpu)
+let testLoader = DataLoader(testDataset, batchSize: 64, shuffle: false, pinMemory: device != .cpu)
 
 torch.manualSeed(0)
-let model = LeNet5(inChannels: 1)
+let model = LeNet5(inChannels: 1).to(device)
 let criterion = nn.CrossEntropyLoss()
 let optimizer = optim.SGD(model.parameters(), lr: 0.001, momentum: 0.9)
 
@@ -64,7 +68,8 @@ for epoch in 0..<numEpochs {
     model.train()
     var epochLoss = 0.0
     let start = Date()
-    for (images, labels) in trainLoader {
+    for (cpuImages, cpuLabels) in trainLoader {
+        let images = cpuImages.to(device), labels = cpuLabels.to(device)
         optimizer.zeroGrad()
         let outputs = model(images)
         let loss = criterion(outputs, labels)
@@ -79,7 +84,8 @@ for epoch in 0..<numEpochs {
 model.eval()
 var correct = 0.0, total = 0.0
 torch.noGrad {
-    for (images, labels) in testLoader {
+    for (cpuImages, cpuLabels) in testLoader {
+        let images = cpuImages.to(device), labels = cpuLabels.to(device)
         let outputs = model(images)
         let (_, predicted) = torch.max(outputs, dim: 1)
         total += Double(labels.size(0))

@@ -6,11 +6,16 @@
 // and repeated over three channels.
 //
 //     swift run -c release resnet18 [cifar-10 folder | fashion-mnist folder] [epochs] [max train batches per epoch]
+//                                   [--device auto|cpu|cuda|cuda:N]
 import Foundation
 import Torch
 import TorchVision
 
-let args = CommandLine.arguments
+let device: Device, args: [String]
+do { (device, args) = try Device.fromArguments() } catch {
+    print("\(error)")
+    exit(2)
+}
 let folder = args.count > 1 ? args[1] : "/usr/share/datasets/fashion-mnist"
 let numEpochs = args.count > 2 ? Int(args[2]) ?? 10 : 10
 let maxBatches = args.count > 3 ? Int(args[3]) ?? Int.max : Int.max
@@ -24,17 +29,19 @@ do {
         let train = transforms.Compose([transforms.RandomCrop(32, padding: 4), transforms.RandomHorizontalFlip(),
                                         transforms.ToTensor(), transforms.Normalize([0.5, 0.5, 0.5], [0.5, 0.5, 0.5])])
         let test = transforms.Compose([transforms.ToTensor(), transforms.Normalize([0.5, 0.5, 0.5], [0.5, 0.5, 0.5])])
-        trainLoader = DataLoader(try datasets.CIFAR10(root: folder, train: true, transform: train), batchSize: batchSize, shuffle: true)
-        testLoader = DataLoader(try datasets.CIFAR10(root: folder, train: false, transform: test), batchSize: batchSize, shuffle: false)
+        trainLoader = DataLoader(try datasets.CIFAR10(root: folder, train: true, transform: train), batchSize: batchSize, shuffle: true,
+                                 pinMemory: device != .cpu)
+        testLoader = DataLoader(try datasets.CIFAR10(root: folder, train: false, transform: test), batchSize: batchSize, shuffle: false,
+                                pinMemory: device != .cpu)
         print("ResNet-18 on CIFAR-10 from \(folder)")
     } else {
         let grey = [transforms.ToTensor(), transforms.Normalize([0.5], [0.5]),
                     transforms.Lambda { F.pad($0, [2, 2, 2, 2], value: -1).expand(3, -1, -1) }] as [any transforms.Transform]
         let train = transforms.Compose(grey + [transforms.RandomCrop(32, padding: 4), transforms.RandomHorizontalFlip()])
         trainLoader = DataLoader(try datasets.FashionMNIST(root: folder, train: true, transform: train),
-                                 batchSize: batchSize, shuffle: true)
+                                 batchSize: batchSize, shuffle: true, pinMemory: device != .cpu)
         testLoader = DataLoader(try datasets.FashionMNIST(root: folder, train: false, transform: transforms.Compose(grey)),
-                                batchSize: batchSize, shuffle: false)
+                                batchSize: batchSize, shuffle: false, pinMemory: device != .cpu)
         print("ResNet-18 on Fashion-MNIST from \(folder) (28×28 grey padded to 32×32, 3 channels); the tutorial uses CIFAR-10")
     }
 } catch {
@@ -47,6 +54,7 @@ torch.manualSeed(0)
 let model = models.resnet18(numClasses: 1000)   // pretrained: false
 let numClasses = 10
 model.fc = nn.Linear(512, numClasses)
+model.to(device)
 
 let criterion = nn.CrossEntropyLoss()
 let optimizer = optim.SGD(model.parameters(), lr: 0.001, momentum: 0.9)
@@ -55,7 +63,8 @@ for epoch in 0..<numEpochs {
     model.train()
     var epochLoss = 0.0, batches = 0
     let start = Date()
-    for (images, labels) in trainLoader {
+    for (cpuImages, cpuLabels) in trainLoader {
+        let images = cpuImages.to(device), labels = cpuLabels.to(device)
         let outputs = model(images)
         let loss = criterion(outputs, labels)
         optimizer.zeroGrad()
@@ -71,7 +80,8 @@ for epoch in 0..<numEpochs {
     model.eval()
     var correct = 0.0, total = 0.0
     torch.noGrad {
-        for (images, labels) in testLoader {
+        for (cpuImages, cpuLabels) in testLoader {
+            let images = cpuImages.to(device), labels = cpuLabels.to(device)
             let outputs = model(images)
             let (_, predicted) = torch.max(outputs.data, dim: 1)
             total += Double(labels.size(0))
