@@ -10,6 +10,13 @@ enum Engine {
     /// - Returns: the captured gradients (empty when `captures` is nil).
     static func run(roots: [Tensor], grads: [Tensor], retainGraph: Bool, createGraph: Bool,
                     captures: [Tensor]? = nil, allowUnused: Bool = true) -> [Tensor?] {
+        if _slowPath(Autocast.isActive) {
+            // Backward ops run in the dtypes their forward ops chose, not under autocast (as in PyTorch).
+            return Autocast.suspended {
+                run(roots: roots, grads: grads, retainGraph: retainGraph, createGraph: createGraph, captures: captures,
+                    allowUnused: allowUnused)
+            }
+        }
         epochCounter &+= 1
         let epoch = epochCounter
 

@@ -12,6 +12,7 @@ extension nn.functional {
     ///   - weight: `[out, in]`.
     ///   - bias: `[out]` or nil.
     public static func linear(_ input: Tensor, _ weight: Tensor, _ bias: Tensor? = nil) -> Tensor {
+        if _slowPath(Autocast.isActive), let r = Autocast.run(.linear, [input, weight, bias], { linear($0[0]!, $0[1]!, $0[2]) }) { return r }
         if weight.dim == 2, let bias {
             if input.dim == 2 { return torch.addmm(bias, input, weight.t()) }
             if input.dim == 1 { return torch.addmm(bias, input.unsqueeze(0), weight.t()).squeeze(0) }
@@ -34,6 +35,7 @@ extension nn.functional {
     ///   - weight: `[out, in1, in2]`.
     ///   - bias: `[out]` or nil.
     public static func bilinear(_ input1: Tensor, _ input2: Tensor, _ weight: Tensor, _ bias: Tensor? = nil) -> Tensor {
+        if _slowPath(Autocast.isActive), let r = Autocast.run(.bilinear, [input1, input2, weight, bias], { bilinear($0[0]!, $0[1]!, $0[2]!, $0[3]) }) { return r }
         precondition(weight.dim == 3, "bilinear(): weight must be 3-dimensional, got \(weight.dim)-D")
         precondition(input1.dim >= 1 && input1.dim == input2.dim && Array(input1.shape.dropLast()) == Array(input2.shape.dropLast()),
                      "bilinear(): input batch dimensions do not match: got \(shapeString(Array(input1.shape.dropLast()))) and \(shapeString(Array(input2.shape.dropLast())))")
@@ -69,6 +71,7 @@ extension nn.functional {
 
     /// x for x > 0, else weight · x, with one weight per channel (dim 1) or one shared weight.
     public static func prelu(_ x: Tensor, _ weight: Tensor) -> Tensor {
+        if _slowPath(Autocast.isActive), let r = Autocast.run(.prelu, [x, weight], { prelu($0[0]!, $0[1]!) }) { return r }
         let n = weight.numel
         var w = weight
         if n != 1 {
@@ -134,7 +137,8 @@ extension nn.functional {
 
     /// log(1 + exp(beta · x)) / beta, linear above `threshold`.
     public static func softplus(_ x: Tensor, beta: Double = 1, threshold: Double = 20) -> Tensor {
-        activation(.softplus(beta: beta, threshold: threshold), x)
+        if _slowPath(Autocast.isActive), let r = Autocast.run(.softplus, [x], { softplus($0[0]!, beta: beta, threshold: threshold) }) { return r }
+        return activation(.softplus(beta: beta, threshold: threshold), x)
     }
 
     /// x / (1 + |x|).

@@ -303,7 +303,10 @@ extension Tensor {
     public func mul(_ other: Double) -> Tensor { self * other }
     public func div(_ other: Double) -> Tensor { self / other }
     /// Elementwise power.
-    public func pow(_ exponent: Tensor) -> Tensor { binary(.pow, self, exponent) }
+    public func pow(_ exponent: Tensor) -> Tensor {
+        if _slowPath(Autocast.isActive), let r = Autocast.run(.pow, [self, exponent], { $0[0]!.pow($0[1]!) }) { return r }
+        return binary(.pow, self, exponent)
+    }
     public func maximum(_ other: Tensor) -> Tensor { binary(.maximum, self, other) }
     public func minimum(_ other: Tensor) -> Tensor { binary(.minimum, self, other) }
     public func atan2(_ other: Tensor) -> Tensor { binary(.atan2, self, other) }

@@ -189,6 +189,10 @@ extension torch {
         let sd = weight.dim - 2
         let op = transposed ? "conv_transpose\(sd)d" : "conv\(sd)d"
         precondition(sd >= 1 && sd <= 3, "\(op): expected a weight with 3, 4 or 5 dims, got \(weight.dim)-D weight of size \(shapeString(weight.shape))")
+        if _slowPath(Autocast.isActive), let r = Autocast.run(AutocastOp(rawValue: op)!, [input, weight, bias], {
+            convolution($0[0]!, $0[1]!, $0[2], stride: stride, padding: padding, dilation: dilation, transposed: transposed,
+                        outputPadding: outputPadding, groups: groups)
+        }) { return r }
         if input.dim == sd + 1 {
             // Unbatched input, as PyTorch accepts it.
             return convolution(input.unsqueeze(0), weight, bias, stride: stride, padding: padding, dilation: dilation,
@@ -200,6 +204,13 @@ extension torch {
             precondition(bias.dtype == input.dtype, "Input type (\(input.legacyTypeName)) and bias type (\(bias.legacyTypeName)) should be the same")
         }
         precondition(groups > 0, "\(op): non-positive groups is not supported")
+        if input.dtype == .float16 || input.dtype == .bfloat16 {
+            // The kernels (CPU and CUDA im2col) are float32/float64: half-precision convolutions (autocast's) run
+            // in float32 and round the result, so accumulation is float32 as in PyTorch's.
+            return convolution(input.to(.float32), weight.to(.float32), bias?.to(.float32), stride: stride, padding: padding,
+                               dilation: dilation, transposed: transposed, outputPadding: outputPadding, groups: groups)
+                .to(input.dtype)
+        }
         let s = expandParameter(stride, sd, "stride", op: op), pd = expandParameter(padding, sd, "padding", op: op)
         let dl = expandParameter(dilation, sd, "dilation", op: op)
         let op0 = expandParameter(outputPadding, sd, "output_padding", op: op)

@@ -250,6 +250,7 @@ extension torch {
 
     /// `einsum` with the operands as an array.
     public static func einsum(_ equation: String, _ operands: [Tensor]) -> Tensor {
+        if _slowPath(Autocast.isActive), let r = Autocast.run(.einsum, operands, { einsum(equation, $0.map { $0! }) }) { return r }
         let plan: EinsumPlan
         do { plan = try EinsumPlan.make(equation, shapes: operands.map(\.shape)) } catch {
             preconditionFailure("\(error)")

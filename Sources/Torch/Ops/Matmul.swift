@@ -92,6 +92,7 @@ private func matmulAttributes(_ a: (String, Tensor, SavedTensor?, Bool), _ b: (S
 extension Tensor {
     /// Matrix product of two 2-D tensors.
     public func mm(_ other: Tensor) -> Tensor {
+        if _slowPath(Autocast.isActive), let r = Autocast.run(.mm, [self, other], { $0[0]!.mm($0[1]!) }) { return r }
         precondition(dim == 2, "mm: self must be a matrix (got a \(dim)-D tensor)")
         precondition(other.dim == 2, "mm: mat2 must be a matrix (got a \(other.dim)-D tensor)")
         precondition(shape[1] == other.shape[0], "mm: mat1 and mat2 shapes cannot be multiplied (\(shape[0])x\(shape[1]) and \(other.shape[0])x\(other.shape[1]))")
@@ -115,6 +116,7 @@ extension Tensor {
 
     /// Batched matrix product of two 3-D tensors.
     public func bmm(_ other: Tensor) -> Tensor {
+        if _slowPath(Autocast.isActive), let r = Autocast.run(.bmm, [self, other], { $0[0]!.bmm($0[1]!) }) { return r }
         precondition(dim == 3 && other.dim == 3, "bmm: Expected 3-D tensors (got \(dim)-D and \(other.dim)-D)")
         precondition(shape[0] == other.shape[0], "bmm: batch1 and batch2 must have the same batch size (got \(shape[0]) and \(other.shape[0]))")
         precondition(shape[2] == other.shape[1], "bmm: Expected size for first two dimensions of batch2 tensor to be: [\(shape[0]), \(shape[2])] but got: [\(other.shape[0]), \(other.shape[1])].")
@@ -144,6 +146,7 @@ extension Tensor {
 
     /// Matrix × vector.
     public func mv(_ v: Tensor) -> Tensor {
+        if _slowPath(Autocast.isActive), let r = Autocast.run(.mv, [self, v], { $0[0]!.mv($0[1]!) }) { return r }
         precondition(dim == 2 && v.dim == 1, "mv: expected a matrix and a vector (got \(dim)-D and \(v.dim)-D)")
         precondition(shape[1] == v.shape[0], "mv: size mismatch, got input (\(shape[0])), mat (\(shape[0])x\(shape[1])), vec (\(v.shape[0]))")
         let out = torch.noGrad { mm(v.unsqueeze(1)).squeeze(1) }
@@ -159,6 +162,7 @@ extension Tensor {
 
     /// Inner product of two 1-D tensors.
     public func dot(_ other: Tensor) -> Tensor {
+        if _slowPath(Autocast.isActive), let r = Autocast.run(.dot, [self, other], { $0[0]!.dot($0[1]!) }) { return r }
         precondition(dim == 1 && other.dim == 1, "1D tensors expected, but got \(dim)D and \(other.dim)D tensors")
         precondition(shape[0] == other.shape[0], "inconsistent tensor size, expected tensor [\(shape[0])] and src [\(other.shape[0])] to have the same number of elements, but got \(shape[0]) and \(other.shape[0]) elements respectively")
         let out = torch.noGrad { unsqueeze(0).mm(other.unsqueeze(1)).reshape([]) }
@@ -177,6 +181,7 @@ extension Tensor {
 
     /// PyTorch's `matmul`: dot, mv, mm, and batched products with broadcast batch dims.
     public func matmul(_ other: Tensor) -> Tensor {
+        if _slowPath(Autocast.isActive), let r = Autocast.run(.matmul, [self, other], { $0[0]!.matmul($0[1]!) }) { return r }
         let da = dim, db = other.dim
         precondition(da > 0 && db > 0, "both arguments to matmul need to be at least 1D, but they are \(da)D and \(db)D")
         if da == 1 && db == 1 { return dot(other) }
@@ -224,6 +229,7 @@ extension torch {
 
     /// beta * input + alpha * (mat1 @ mat2) in one GEMM call (the bias is broadcast into the output first).
     public static func addmm(_ input: Tensor, _ mat1: Tensor, _ mat2: Tensor, beta: Double = 1, alpha: Double = 1) -> Tensor {
+        if _slowPath(Autocast.isActive), let r = Autocast.run(.addmm, [input, mat1, mat2], { addmm($0[0]!, $0[1]!, $0[2]!, beta: beta, alpha: alpha) }) { return r }
         precondition(mat1.dim == 2 && mat2.dim == 2, "addmm: expected 2-D matrices (got \(mat1.dim)-D and \(mat2.dim)-D)")
         precondition(mat1.shape[1] == mat2.shape[0], "addmm: mat1 and mat2 shapes cannot be multiplied (\(mat1.shape[0])x\(mat1.shape[1]) and \(mat2.shape[0])x\(mat2.shape[1]))")
         let dt = resultType([input, mat1, mat2])

@@ -34,6 +34,20 @@ private func withPoolElement(_ dtype: DType, _ op: String, _ body: (any FloatEle
     }
 }
 
+/// A pooling kernel's output of `shape` from `x`: `kernel(x, out)` writes it for float32/float64; float16 and
+/// bfloat16 run the kernel on float32 copies and round the result (exact for max pooling; float32 sums for
+/// average pooling, as PyTorch accumulates).
+private func poolKernelOutput(_ x: Tensor, shape: [Int], _ kernel: (Tensor, Tensor) -> Void) -> Tensor {
+    guard x.dtype == .float16 || x.dtype == .bfloat16 else {
+        let out = Tensor(uninitializedShape: shape, dtype: x.dtype, device: x.device)
+        kernel(x, out)
+        return out
+    }
+    let wide = Tensor(uninitializedShape: shape, dtype: .float32, device: x.device)
+    kernel(torch.noGrad { x.to(.float32) }, wide)
+    return torch.noGrad { wide.to(x.dtype) }
+}
+
 /// PyTorch's `pooling_output_shape`: floor or ceil division, and in ceil mode the last window must start inside
 /// the input or its left padding.
 func poolingOutputSize(input: Int, kernel: Int, stride: Int, padding: Int, dilation: Int, ceilMode: Bool) -> Int {
@@ -148,20 +162,19 @@ func maxPoolClamped(_ input: Tensor, _ spec: PoolSpec, lo: Double, hi: Double) -
 
 /// Runs the max-pooling kernel over `input`, writing the indices into `indices` when given.
 private func maxPoolCompute(_ input: Tensor, _ spec: PoolSpec, indices: Tensor?, clamp: (lo: Double, hi: Double)? = nil) -> Tensor {
-    let x = contiguousValues(input)
-    let out = Tensor(uninitializedShape: spec.outputShape(input.shape), dtype: input.dtype, device: input.device)
     let planes = spec.planes(input.shape)
-    if input.isCuda {
-        CUDAPooling.maxForward(x, into: out, indices: indices, planes: planes, spec.geometry)
-        if let clamp { torch.noGrad { _ = out.clamp_(min: clamp.lo, max: clamp.hi) } }
-        return out
+    return poolKernelOutput(contiguousValues(input), shape: spec.outputShape(input.shape)) { x, out in
+        if input.isCuda {
+            CUDAPooling.maxForward(x, into: out, indices: indices, planes: planes, spec.geometry)
+            if let clamp { torch.noGrad { _ = out.clamp_(min: clamp.lo, max: clamp.hi) } }
+            return
+        }
+        func run<T: FloatElement>(_: T.Type) {
+            maxPoolForwardKernel(UnsafePointer(x.pointer(T.self)), out.pointer(T.self), indices?.pointer(Int64.self), planes: planes,
+                                 spec.geometry, clamp: clamp.map { (T($0.lo), T($0.hi)) })
+        }
+        withPoolElement(x.dtype, "max_pool") { run($0) }
     }
-    func run<T: FloatElement>(_: T.Type) {
-        maxPoolForwardKernel(UnsafePointer(x.pointer(T.self)), out.pointer(T.self), indices?.pointer(Int64.self), planes: planes, spec.geometry,
-                             clamp: clamp.map { (T($0.lo), T($0.hi)) })
-    }
-    withPoolElement(input.dtype, "max_pool") { run($0) }
-    return out
 }
 
 /// Scatters `g` (output-shaped) to the max positions of an input of `inputShape`; its adjoint is `maxPoolGather`.
@@ -176,12 +189,13 @@ func maxPoolScatter(_ g: Tensor, _ indices: Tensor, _ spec: PoolSpec, inputShape
                 .view(inputShape)
         }
     } else {
-        out = Tensor(uninitializedShape: inputShape, dtype: g.dtype)
-        func run<T: FloatElement>(_: T.Type) {
-            maxPoolBackwardKernel(UnsafePointer(gy.pointer(T.self)), UnsafePointer(indices.pointer(Int64.self)), out.pointer(T.self),
-                                  planes: planes, inPlane: spec.geometry.inPlane, outPlane: spec.geometry.outPlane)
+        out = poolKernelOutput(gy, shape: inputShape) { gy, out in
+            func run<T: FloatElement>(_: T.Type) {
+                maxPoolBackwardKernel(UnsafePointer(gy.pointer(T.self)), UnsafePointer(indices.pointer(Int64.self)), out.pointer(T.self),
+                                      planes: planes, inPlane: spec.geometry.inPlane, outPlane: spec.geometry.outPlane)
+            }
+            withPoolElement(gy.dtype, "max_pool_backward") { run($0) }
         }
-        withPoolElement(g.dtype, "max_pool_backward") { run($0) }
     }
     if g.needsGrad {
         record("MaxPool\(spec.nameDims)WithIndicesBackwardBackward0", out, inputs: [g]) { _, gg in
@@ -201,16 +215,17 @@ func maxPoolGather(_ t: Tensor, _ indices: Tensor, _ spec: PoolSpec) -> Tensor {
         let offsets = CUDAPooling.flatOffsets(indices, planes: planes, inPlane: inPlane, outPlane: outPlane)
         out = torch.noGrad { x.reshape([-1]).take(offsets).view(indices.shape) }
     } else {
-        out = Tensor(uninitializedShape: indices.shape, dtype: t.dtype)
-        func run<T: FloatElement>(_: T.Type) {
-            let xp = x.pointer(T.self), op = out.pointer(T.self), ip = indices.pointer(Int64.self)
-            parallelFor(planes, grain: Swift.max(1, elementwiseGrain / Swift.max(outPlane, 1))) { lo, hi in
-                for p in lo..<hi {
-                    for o in 0..<outPlane { op[p * outPlane + o] = xp[p * inPlane + Int(ip[p * outPlane + o])] }
+        out = poolKernelOutput(x, shape: indices.shape) { x, out in
+            func run<T: FloatElement>(_: T.Type) {
+                let xp = x.pointer(T.self), op = out.pointer(T.self), ip = indices.pointer(Int64.self)
+                parallelFor(planes, grain: Swift.max(1, elementwiseGrain / Swift.max(outPlane, 1))) { lo, hi in
+                    for p in lo..<hi {
+                        for o in 0..<outPlane { op[p * outPlane + o] = xp[p * inPlane + Int(ip[p * outPlane + o])] }
+                    }
                 }
             }
+            withPoolElement(x.dtype, "max_pool_gather") { run($0) }
         }
-        withPoolElement(t.dtype, "max_pool_gather") { run($0) }
     }
     if t.needsGrad {
         record("GatherBackward0", out, inputs: [t]) { _, g in [maxPoolScatter(g, indices, spec, inputShape: inShape)] }
@@ -222,18 +237,18 @@ func maxPoolGather(_ t: Tensor, _ indices: Tensor, _ spec: PoolSpec) -> Tensor {
 
 /// Average pooling with `spec`'s divisor rules; recorded as `name`.
 func averagePool(_ input: Tensor, _ spec: PoolSpec, name: String) -> Tensor {
-    let x = contiguousValues(input)
-    let out = Tensor(uninitializedShape: spec.outputShape(input.shape), dtype: input.dtype, device: input.device)
     let planes = spec.planes(input.shape)
-    if input.isCuda {
-        CUDAPooling.averageForward(x, into: out, planes: planes, spec.geometry, countIncludePad: spec.countIncludePad,
-                                   divisorOverride: spec.divisorOverride)
-    } else {
+    let out = poolKernelOutput(contiguousValues(input), shape: spec.outputShape(input.shape)) { x, out in
+        if input.isCuda {
+            CUDAPooling.averageForward(x, into: out, planes: planes, spec.geometry, countIncludePad: spec.countIncludePad,
+                                       divisorOverride: spec.divisorOverride)
+            return
+        }
         func run<T: FloatElement>(_: T.Type) {
             avgPoolForwardKernel(UnsafePointer(x.pointer(T.self)), out.pointer(T.self), planes: planes, spec.geometry,
                                  countIncludePad: spec.countIncludePad, divisorOverride: spec.divisorOverride)
         }
-        withPoolElement(input.dtype, "avg_pool") { run($0) }
+        withPoolElement(x.dtype, "avg_pool") { run($0) }
     }
     if input.needsGrad {
         let inShape = input.shape
@@ -246,18 +261,18 @@ func averagePool(_ input: Tensor, _ spec: PoolSpec, name: String) -> Tensor {
 
 /// Spreads `g` over the windows (the gradient of `averagePool`); its adjoint is `averagePool`.
 func averagePoolAdjoint(_ g: Tensor, _ spec: PoolSpec, inputShape: [Int]) -> Tensor {
-    let gy = contiguousValues(g)
-    let out = Tensor(uninitializedShape: inputShape, dtype: g.dtype, device: g.device)
     let planes = spec.planes(inputShape)
-    if g.isCuda {
-        CUDAPooling.averageBackward(gy, into: out, planes: planes, spec.geometry, countIncludePad: spec.countIncludePad,
-                                    divisorOverride: spec.divisorOverride)
-    } else {
+    let out = poolKernelOutput(contiguousValues(g), shape: inputShape) { gy, out in
+        if g.isCuda {
+            CUDAPooling.averageBackward(gy, into: out, planes: planes, spec.geometry, countIncludePad: spec.countIncludePad,
+                                        divisorOverride: spec.divisorOverride)
+            return
+        }
         func run<T: FloatElement>(_: T.Type) {
             avgPoolBackwardKernel(UnsafePointer(gy.pointer(T.self)), out.pointer(T.self), planes: planes, spec.geometry,
                                   countIncludePad: spec.countIncludePad, divisorOverride: spec.divisorOverride)
         }
-        withPoolElement(g.dtype, "avg_pool_backward") { run($0) }
+        withPoolElement(gy.dtype, "avg_pool_backward") { run($0) }
     }
     if g.needsGrad {
         record("AvgPool\(spec.nameDims)BackwardBackward0", out, inputs: [g]) { _, gg in

@@ -204,6 +204,8 @@ extension Tensor {
     }
 
     private func sumImpl(dims: [Int]?, keepdim: Bool, dtype: DType?, name: String) -> Tensor {
+        if _slowPath(Autocast.isActive), dtype == nil,
+           let r = Autocast.run(.sum, [self], { $0[0]!.sumImpl(dims: dims, keepdim: keepdim, dtype: nil, name: name) }) { return r }
         let plan = ReductionPlan(shape, dims: dims, keepdim: keepdim, op: "sum")
         let out = sumForward(self, plan, dtype: dtype)
         if needsGrad {
@@ -247,6 +249,8 @@ extension Tensor {
     }
 
     private func prodImpl(dims: [Int]?, keepdim: Bool, dtype: DType?, name: String) -> Tensor {
+        if _slowPath(Autocast.isActive), dtype == nil,
+           let r = Autocast.run(.prod, [self], { $0[0]!.prodImpl(dims: dims, keepdim: keepdim, dtype: nil, name: name) }) { return r }
         let plan = ReductionPlan(shape, dims: dims, keepdim: keepdim, op: "prod")
         let outType = dtype ?? (self.dtype.isFloatingPoint ? self.dtype : .int64)
         let src = self.to(outType.computeType)
@@ -408,6 +412,7 @@ extension Tensor {
 
     /// p-norm over all elements or `dim` (p = 2 by default; `.infinity` for the max norm).
     public func norm(p: Double = 2, dim: [Int]? = nil, keepdim: Bool = false) -> Tensor {
+        if _slowPath(Autocast.isActive), let r = Autocast.run(.norm, [self], { $0[0]!.norm(p: p, dim: dim, keepdim: keepdim) }) { return r }
         let dims = dim ?? []
         let out: Tensor = torch.noGrad {
             let a = abs()
@@ -448,6 +453,7 @@ extension Tensor {
 
     /// log(sum(exp(x))) over `dim`, computed stably.
     public func logsumexp(dim: [Int], keepdim: Bool = false) -> Tensor {
+        if _slowPath(Autocast.isActive), let r = Autocast.run(.logsumexp, [self], { $0[0]!.logsumexp(dim: dim, keepdim: keepdim) }) { return r }
         // An empty input has no max: log(sum(exp(x))) is -inf (or empty), as in PyTorch.
         if numel == 0 { return exp().sum(dim: dim, keepdim: keepdim).log() }
         let out: Tensor = torch.noGrad {
@@ -471,6 +477,7 @@ extension Tensor {
 
     /// Running sum along `dim`.
     public func cumsum(dim: Int, dtype: DType? = nil) -> Tensor {
+        if _slowPath(Autocast.isActive), dtype == nil, let r = Autocast.run(.cumsum, [self], { $0[0]!.cumsum(dim: dim) }) { return r }
         let d = normalizeDim(dim, Swift.max(self.dim, 1), op: "cumsum")
         let outType = dtype ?? (self.dtype.isFloatingPoint ? self.dtype : .int64)
         let out = scan(d, outType, .cumsum)
@@ -485,6 +492,7 @@ extension Tensor {
 
     /// Running product along `dim`.
     public func cumprod(dim: Int, dtype: DType? = nil) -> Tensor {
+        if _slowPath(Autocast.isActive), dtype == nil, let r = Autocast.run(.cumprod, [self], { $0[0]!.cumprod(dim: dim) }) { return r }
         let d = normalizeDim(dim, Swift.max(self.dim, 1), op: "cumprod")
         let outType = dtype ?? (self.dtype.isFloatingPoint ? self.dtype : .int64)
         let out = scan(d, outType, .cumprod)

@@ -305,6 +305,8 @@ extension Tensor {
     }
 
     private func softmaxImpl(_ dim: Int, _ dtype: DType?, log: Bool) -> Tensor {
+        if _slowPath(Autocast.isActive), dtype == nil,
+           let r = Autocast.run(log ? .log_softmax : .softmax, [self], { $0[0]!.softmaxImpl(dim, nil, log: log) }) { return r }
         if let dtype, dtype != self.dtype { return self.to(dtype).softmaxImpl(dim, nil, log: log) }
         let op = log ? "log_softmax" : "softmax"
         precondition(self.dtype.isFloatingPoint, softmaxDTypeErrorMessage(op: op, dtype: self.dtype))

@@ -8,6 +8,26 @@ enum UnaryOp: Int, CaseIterable {
     case sqrt, rsqrt, exp, log, log1p, expm1, log2, log10, sin, cos, tan, asin, acos, atan
     case sinh, cosh, tanh, sigmoid, reciprocal, erf, frac
 
+    /// The name autocast's op lists know this op by (float32 on CUDA), or nil when autocast leaves it alone.
+    var autocastOp: AutocastOp? {
+        switch self {
+        case .exp: return .exp
+        case .log: return .log
+        case .log1p: return .log1p
+        case .expm1: return .expm1
+        case .log2: return .log2
+        case .log10: return .log10
+        case .rsqrt: return .rsqrt
+        case .reciprocal: return .reciprocal
+        case .tan: return .tan
+        case .asin: return .asin
+        case .acos: return .acos
+        case .sinh: return .sinh
+        case .cosh: return .cosh
+        default: return nil
+        }
+    }
+
     /// Ops that keep integer dtypes (others give the default floating type for integer inputs).
     var keepsIntegers: Bool {
         switch self {
@@ -207,6 +227,7 @@ private func savesOutput(_ op: UnaryOp) -> Bool {
 
 /// `op(x)` with autograd.
 func unary(_ op: UnaryOp, _ x: Tensor) -> Tensor {
+    if _slowPath(Autocast.isActive), let a = op.autocastOp, let r = Autocast.run(a, [x], { unary(op, $0[0]!) }) { return r }
     let out = unaryForward(op, x)
     if x.needsGrad {
         let sx = savesInput(op) ? SavedTensor(x) : nil
@@ -363,6 +384,7 @@ extension Tensor {
 
     /// Elementwise power with a number exponent (`x.pow(2)`, `x ** 0.5`).
     public func pow(_ exponent: Double) -> Tensor {
+        if _slowPath(Autocast.isActive), let r = Autocast.run(.pow, [self], { $0[0]!.pow(exponent) }) { return r }
         if exponent == 2 { return unary(.square, self) }
         let out = binaryForward(.pow, self, Tensor.scalarOperand(exponent))
         if needsGrad {

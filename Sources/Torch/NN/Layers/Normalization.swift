@@ -337,7 +337,10 @@ extension nn.functional {
     /// ```
     public static func layerNorm(_ input: Tensor, _ normalizedShape: [Int], weight: Tensor? = nil,
                                  bias: Tensor? = nil, eps: Double = 1e-5) -> Tensor {
-        nativeLayerNorm(input, normalizedShape, weight: weight, bias: bias, eps: eps)
+        if _slowPath(Autocast.isActive), let r = Autocast.run(.layer_norm, [input, weight, bias], {
+            layerNorm($0[0]!, normalizedShape, weight: $0[1], bias: $0[2], eps: eps)
+        }) { return r }
+        return nativeLayerNorm(input, normalizedShape, weight: weight, bias: bias, eps: eps)
     }
 
     /// Group normalisation (PyTorch's `F.group_norm`): the channels of an `(N, C, *)` input are
@@ -345,6 +348,9 @@ extension nn.functional {
     /// then scaled and shifted per channel.
     public static func groupNorm(_ input: Tensor, _ numGroups: Int, weight: Tensor? = nil, bias: Tensor? = nil,
                                  eps: Double = 1e-5) -> Tensor {
+        if _slowPath(Autocast.isActive), let r = Autocast.run(.group_norm, [input, weight, bias], {
+            groupNorm($0[0]!, numGroups, weight: $0[1], bias: $0[2], eps: eps)
+        }) { return r }
         precondition(input.dim >= 2, "Expected at least 2 dimensions for input tensor but received \(input.dim)")
         let n = input.shape[0], c = input.shape[1]
         precondition(numGroups > 0 && c % numGroups == 0,

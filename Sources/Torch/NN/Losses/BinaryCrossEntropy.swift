@@ -14,6 +14,9 @@ extension nn.functional {
     ///   - reduction: `.mean` (default), `.sum` or `.none`.
     public static func binaryCrossEntropy(_ input: Tensor, _ target: Tensor, weight: Tensor? = nil,
                                           reduction: nn.Reduction = .mean) -> Tensor {
+        if _slowPath(Autocast.isActive), let r = Autocast.run(.binary_cross_entropy, [input, target, weight], {
+            binaryCrossEntropy($0[0]!, $0[1]!, weight: $0[2], reduction: reduction)
+        }) { return r }
         precondition(input.shape == target.shape, bceTargetSizeMessage(input: input.shape, target: target.shape))
         return pointwiseLoss(.binaryCrossEntropy, input, target, weight: weight, reduction: reduction)
     }
@@ -34,6 +37,9 @@ extension nn.functional {
     public static func binaryCrossEntropyWithLogits(_ input: Tensor, _ target: Tensor, weight: Tensor? = nil,
                                                     reduction: nn.Reduction = .mean,
                                                     posWeight: Tensor? = nil) -> Tensor {
+        if _slowPath(Autocast.isActive), let r = Autocast.run(.binary_cross_entropy_with_logits, [input, target, weight, posWeight], {
+            binaryCrossEntropyWithLogits($0[0]!, $0[1]!, weight: $0[2], reduction: reduction, posWeight: $0[3])
+        }) { return r }
         precondition(input.shape == target.shape, bceWithLogitsTargetSizeMessage(input: input.shape, target: target.shape))
         return pointwiseLoss(.binaryCrossEntropyWithLogits, input, target, weight: weight, posWeight: posWeight,
                              reduction: reduction)

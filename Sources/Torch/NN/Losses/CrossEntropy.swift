@@ -29,6 +29,9 @@ extension nn.functional {
     public static func crossEntropy(_ input: Tensor, _ target: Tensor, weight: Tensor? = nil,
                                     ignoreIndex: Int = -100, reduction: nn.Reduction = .mean,
                                     labelSmoothing: Double = 0) -> Tensor {
+        if _slowPath(Autocast.isActive), let r = Autocast.run(.cross_entropy_loss, [input, target, weight], {
+            crossEntropy($0[0]!, $0[1]!, weight: $0[2], ignoreIndex: ignoreIndex, reduction: reduction, labelSmoothing: labelSmoothing)
+        }) { return r }
         checkBasicReduction(reduction)
         precondition(input.dtype.isFloatingPoint, lossDTypeMessage(op: "log_softmax_lastdim_kernel_impl", input.dtype))
         if input.shape == target.shape {
@@ -56,6 +59,9 @@ extension nn.functional {
     /// Shapes as in `crossEntropy` with class-index targets.
     public static func nllLoss(_ input: Tensor, _ target: Tensor, weight: Tensor? = nil,
                                ignoreIndex: Int = -100, reduction: nn.Reduction = .mean) -> Tensor {
+        if _slowPath(Autocast.isActive), let r = Autocast.run(.nll_loss, [input, target, weight], {
+            nllLoss($0[0]!, $0[1]!, weight: $0[2], ignoreIndex: ignoreIndex, reduction: reduction)
+        }) { return r }
         checkBasicReduction(reduction)
         let geo = checkedClassLossGeometry(input, target, weight)
         precondition(input.dtype.isFloatingPoint, lossDTypeMessage(op: "nll_loss_out_frame", input.dtype))

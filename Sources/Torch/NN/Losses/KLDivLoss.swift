@@ -17,6 +17,7 @@ extension nn.functional {
     ///   - logTarget: true when `target` holds log-probabilities.
     public static func klDiv(_ input: Tensor, _ target: Tensor, reduction: nn.Reduction = .mean,
                              logTarget: Bool = false) -> Tensor {
+        if _slowPath(Autocast.isActive), let r = Autocast.run(.kl_div, [input, target], { klDiv($0[0]!, $0[1]!, reduction: reduction, logTarget: logTarget) }) { return r }
         precondition(input.dtype.isFloatingPoint && target.dtype.isFloatingPoint, klDivIntegralMessage)
         let output: Tensor
         if logTarget {

@@ -7,6 +7,9 @@ extension nn.functional {
     /// with a 0-d target.
     public static func cosineEmbeddingLoss(_ input1: Tensor, _ input2: Tensor, _ target: Tensor,
                                            margin: Double = 0, reduction: nn.Reduction = .mean) -> Tensor {
+        if _slowPath(Autocast.isActive), let r = Autocast.run(.cosine_embedding_loss, [input1, input2, target], {
+            cosineEmbeddingLoss($0[0]!, $0[1]!, $0[2]!, margin: margin, reduction: reduction)
+        }) { return r }
         checkBasicReduction(reduction)
         if let m = cosineEmbeddingShapeMessage(input1.shape, input2.shape, target.shape) { preconditionFailure(m) }
         let d = target.dim
@@ -26,6 +29,9 @@ extension nn.functional {
     /// tensors have the same number of dims.
     public static func marginRankingLoss(_ input1: Tensor, _ input2: Tensor, _ target: Tensor,
                                          margin: Double = 0, reduction: nn.Reduction = .mean) -> Tensor {
+        if _slowPath(Autocast.isActive), let r = Autocast.run(.margin_ranking_loss, [input1, input2, target], {
+            marginRankingLoss($0[0]!, $0[1]!, $0[2]!, margin: margin, reduction: reduction)
+        }) { return r }
         checkBasicReduction(reduction)
         precondition(input1.dim == input2.dim && input1.dim == target.dim,
                      marginRankingDimMessage(input1.shape, input2.shape, target.shape))

@@ -11,11 +11,13 @@ extension nn.functional {
     /// let each = F.mseLoss(prediction, target, reduction: .none)
     /// ```
     public static func mseLoss(_ input: Tensor, _ target: Tensor, reduction: nn.Reduction = .mean) -> Tensor {
-        pointwiseLoss(.mse, input, target, reduction: reduction)
+        if _slowPath(Autocast.isActive), let r = Autocast.run(.mse_loss, [input, target], { mseLoss($0[0]!, $0[1]!, reduction: reduction) }) { return r }
+        return pointwiseLoss(.mse, input, target, reduction: reduction)
     }
 
     /// Mean absolute error: `|input − target|`, reduced.
     public static func l1Loss(_ input: Tensor, _ target: Tensor, reduction: nn.Reduction = .mean) -> Tensor {
+        if _slowPath(Autocast.isActive), let r = Autocast.run(.l1_loss, [input, target], { l1Loss($0[0]!, $0[1]!, reduction: reduction) }) { return r }
         checkBasicReduction(reduction)
         return applyLossReduction((input - target).abs(), reduction)
     }
@@ -24,6 +26,7 @@ extension nn.functional {
     /// `beta: 0` is the L1 loss.
     public static func smoothL1Loss(_ input: Tensor, _ target: Tensor, reduction: nn.Reduction = .mean,
                                     beta: Double = 1.0) -> Tensor {
+        if _slowPath(Autocast.isActive), let r = Autocast.run(.smooth_l1_loss, [input, target], { smoothL1Loss($0[0]!, $0[1]!, reduction: reduction, beta: beta) }) { return r }
         precondition(beta >= 0, smoothL1BetaMessage)
         if beta == 0 { return l1Loss(input, target, reduction: reduction) }
         return pointwiseLoss(.smoothL1(beta: beta), input, target, reduction: reduction)
@@ -32,6 +35,7 @@ extension nn.functional {
     /// Huber: `0.5 · d²` where `|d| < delta`, else `delta · (|d| − 0.5 · delta)` (d = input − target).
     public static func huberLoss(_ input: Tensor, _ target: Tensor, reduction: nn.Reduction = .mean,
                                  delta: Double = 1.0) -> Tensor {
+        if _slowPath(Autocast.isActive), let r = Autocast.run(.huber_loss, [input, target], { huberLoss($0[0]!, $0[1]!, reduction: reduction, delta: delta) }) { return r }
         precondition(delta > 0, huberDeltaMessage)
         return pointwiseLoss(.huber(delta: delta), input, target, reduction: reduction)
     }
