@@ -33,4 +33,30 @@ final class CUDAEmulatorModelsTests: XCTestCase {
         XCTAssertLessThan((g.logits - c.logits).abs().max().item(), 1e-4)
         XCTAssertLessThan((g.grad - c.grad).abs().max().item(), 1e-4 * max(1, c.grad.abs().max().item()))
     }
+
+    /// The same under bfloat16 autocast on each device: convolutions and the classifier in bfloat16, BatchNorm
+    /// and the residual additions on bfloat16 activations, the loss in float32, float32 gradients.
+    func testResNet18UnderBFloat16AutocastMatchesTheCPUsAutocast() {
+        func step(_ device: Device) -> (loss: Double, logits: Tensor, grad: Tensor) {
+            torch.manualSeed(3)
+            let model = models.resnet18(numClasses: 10).to(device)
+            model.eval()
+            let x = torch.randn(2, 3, 32, 32).to(device), y = torch.tensor([3, 8]).to(device)
+            let (logits, loss) = torch.autocast(deviceType: device.type, dtype: .bfloat16) { () -> (Tensor, Tensor) in
+                let logits = model(x)
+                return (logits, F.crossEntropy(logits, y))
+            }
+            XCTAssertEqual(logits.dtype, .bfloat16)
+            XCTAssertEqual(loss.dtype, .float32)
+            loss.backward()
+            let grad = model.parameters()[0].grad!
+            XCTAssertEqual(grad.dtype, .float32)
+            return (loss.item(), logits.detach().float().cpu(), grad.cpu())
+        }
+        let g = step(.cuda(0)), c = step(.cpu)
+        // Twenty layers of bfloat16 rounding (2⁻⁸ each) in a different summation order on each device.
+        XCTAssertEqual(g.loss, c.loss, accuracy: 0.05 * max(1, abs(c.loss)))
+        XCTAssertLessThan((g.logits - c.logits).abs().max().item(), 0.1 * max(1, c.logits.abs().max().item()))
+        XCTAssertLessThan((g.grad - c.grad).abs().max().item(), 0.2 * max(1e-3, c.grad.abs().max().item()))
+    }
 }
