@@ -55,8 +55,8 @@ let package = Package(
             resources: [.copy("Resources/digits-images-idx3-ubyte"), .copy("Resources/digits-labels-idx1-ubyte")],
             swiftSettings: swift5
         ),
-        // Every CUDA op family against the CPU, the training checks and issue 25's speed cases, on a GPU machine.
-        .executableTarget(name: "CUDACheck", dependencies: ["Torch"], swiftSettings: swift5),
+        // Every CUDA op family against the CPU, the training checks and issues 25/26's speed cases, on a GPU machine.
+        .executableTarget(name: "CUDACheck", dependencies: ["Torch", "TorchVision"], swiftSettings: swift5),
         // What the distributed tests and benchmarks run under mpirun (collective checks, DDP equivalence, failures, timings).
         .executableTarget(name: "DDPWorker", dependencies: ["Torch", "TorchVision", "TutorialModels", "CMPIShim"], swiftSettings: swift5),
         .executableTarget(name: "ddp-mnist", dependencies: ["Torch", "TorchVision", "TutorialModels"], path: "Examples/DDPMNIST", swiftSettings: swift5),

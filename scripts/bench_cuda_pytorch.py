@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PyTorch's side of cuda-check's BENCH lines (issue 25's speed cases), printed in the same format.
+"""PyTorch's side of cuda-check's BENCH lines (issues 25 and 26's speed cases), printed in the same format.
 
 Run it on the same GPU in the same call as `cuda-check`, e.g. on the lent machine:
     source .device-carry/unpack && .device-carry/bin/cuda-check && python3 scripts/bench_cuda_pytorch.py
@@ -77,9 +77,42 @@ def main():
         t = time_it(20, lambda: F.conv2d(xc, wc, padding=1), rounds)
         print("BENCH conv2d 64->64 3x3 32x32 batch %d forward: %.0f GFLOP/s" % (batch, 2 * batch * 64 * 64 * 9 * 32 * 32 / t / 1000))
 
+    resnet_benchmarks(dev, rounds)
+
     big = torch.rand(64 << 20, device=dev)
     us = time_it(20, lambda: big + big, rounds)
     print("BENCH a+a 64 Mi floats: %.0f GB/s" % (2 * (64 << 20) * 4 / us / 1000))
+
+
+def resnet_benchmarks(dev, rounds):
+    """Issue 26's ResNet-18 cases, as cuda-check's runCNNBenchmarks: train steps on 3x32x32 (SGD momentum) and eval
+    forwards on 3x224x224 in float32 and under bfloat16 autocast."""
+    import torchvision
+    torch.manual_seed(8)
+    model = torchvision.models.resnet18(num_classes=10).to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    for batch in (32, 256):
+        xb, yb = torch.rand(batch, 3, 32, 32, device=dev), torch.randint(0, 10, (batch,), device=dev)
+        model.train()
+
+        def step():
+            opt.zero_grad()
+            F.cross_entropy(model(xb), yb).backward()
+            opt.step()
+        us = time_it(20 if batch == 32 else 5, step, rounds)
+        print("BENCH ResNet-18 train step 3x32x32 batch %d SGD momentum: %.2f ms" % (batch, us / 1000))
+    imagenet = torchvision.models.resnet18().to(dev).eval()
+    with torch.no_grad():
+        one = torch.rand(1, 3, 224, 224, device=dev)
+        print("BENCH ResNet-18 eval 3x224x224 batch 1: %.2f ms" % (time_it(20, lambda: imagenet(one), rounds) / 1000))
+        many = torch.rand(256, 3, 224, 224, device=dev)
+        fp32 = time_it(2, lambda: imagenet(many), rounds)
+        print("BENCH ResNet-18 eval 3x224x224 batch 256 float32: %.0f images/s" % (256 / (fp32 / 1e6)))
+
+        def bf16():
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                imagenet(many)
+        print("BENCH ResNet-18 eval 3x224x224 batch 256 bfloat16 autocast: %.0f images/s" % (256 / (time_it(2, bf16, rounds) / 1e6)))
 
 
 if __name__ == "__main__":

@@ -362,6 +362,7 @@ if runChecks {
         report("mixed devices stop with PyTorch's message", p.terminationStatus != 0
                && text.contains("Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"))
     } catch { report("mixed devices", false, "\(error)") }
+    runMixedPrecisionChecks()
 }
 
 // MARK: speed (issue 25's cases; PyTorch's twin: scripts/bench_cuda_pytorch.py)
@@ -412,6 +413,7 @@ if runBench && !info.emulated {
                          2 * Double(batch * 64 * 64 * 9 * 32 * 32) / t / 1000))
         }
     }
+    runCNNBenchmarks()
     let big = torch.rand(64 << 20).cuda()
     let us = timeIt(20) { _ = big + big }
     print(String(format: "BENCH a+a 64 Mi floats: %.0f GB/s", 2 * Double(64 << 20) * 4 / us / 1000))

@@ -11,6 +11,20 @@ enum SchedulerName: String, ExpressibleByArgument, CaseIterable {
     case step, cosine, onecycle, none
 }
 
+/// `--amp`: mixed precision as PyTorch's `torch.autocast` runs it on the training device.
+enum AMPMode: String, ExpressibleByArgument, CaseIterable {
+    case none, bf16, fp16
+
+    /// The autocast dtype, or nil for full precision.
+    var dtype: DType? {
+        switch self {
+        case .none: return nil
+        case .bf16: return .bfloat16
+        case .fp16: return .float16
+        }
+    }
+}
+
 struct Train: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Train a model; report loss and test accuracy after each epoch.",
@@ -74,6 +88,9 @@ struct Train: ParsableCommand {
 
     @Option(help: "Where to train: auto (CUDA where a GPU is usable, else the CPU), cpu, cuda or cuda:N.")
     var device: String = "auto"
+
+    @Option(help: "Mixed precision: none, bf16 (forward passes under bfloat16 autocast) or fp16 (float16 autocast, the loss scaled by a GradScaler), on the CPU or CUDA.")
+    var amp: AMPMode = .none
 
     @Flag(help: "Print the model summary (torchsummary's table) before training.")
     var summary = false
@@ -154,10 +171,13 @@ struct Train: ParsableCommand {
         let sched = makeScheduler(opt, epochs: nEpochs, stepsPerEpoch: loader.count)
         var startEpoch = 1
         var history: [[String: Double]] = []
+        // float16 gradients underflow without loss scaling; bfloat16 has float32's range and needs none.
+        let scaler = amp == .fp16 ? torch.amp.GradScaler(device: target.type) : nil
         if let resumed {
             try model.module.loadStateDict(resumed.model)
             try opt.loadStateDict(resumed.optimizer)
             if let s = resumed.scheduler { try sched?.loadStateDict(s) }
+            if let s = resumed.scaler, let scaler { try scaler.loadStateDict(s) }
             try torch.setRNGState(resumed.rngState)
             startEpoch = resumed.epoch + 1
             history = resumed.history
@@ -165,6 +185,8 @@ struct Train: ParsableCommand {
         }
         var trainer = Trainer(model: model, optimizer: opt, scheduler: sched, perBatchScheduler: scheduler == .onecycle)
         trainer.device = target
+        trainer.autocastDtype = amp.dtype
+        trainer.scaler = scaler
         if let steps = augmentSteps { trainer.augmentation = trainAugmentation(split, steps: steps) }
         if distributed {
             // Every rank starts from rank 0's weights and buffers, and averages the gradients of each step.
@@ -210,7 +232,7 @@ struct Train: ParsableCommand {
             }
             if let checkpointPath, trainer.isMainProcess {
                 try TrainingCheckpoint(epoch: epoch, config: config, model: TrainingCheckpoint.modelValue(model.module),
-                                       optimizer: opt.stateDict(), scheduler: sched?.stateDict(),
+                                       optimizer: opt.stateDict(), scheduler: sched?.stateDict(), scaler: scaler?.stateDict(),
                                        rngState: torch.getRNGState(), history: history).save(checkpointPath)
             }
         }
@@ -271,6 +293,10 @@ struct Trainer {
     var device: Device = .cpu
     /// `--augment`'s batch transform (random crop and/or flip), applied to each training batch.
     var augmentation: transforms.Compose? = nil
+    /// `--amp`'s autocast dtype (forward passes and the loss), or nil for float32.
+    var autocastDtype: DType? = nil
+    /// `--amp fp16`'s loss scaler.
+    var scaler: torch.amp.GradScaler? = nil
     let lossFn = nn.CrossEntropyLoss()
 
     init(model: PreparedModel, optimizer: optim.Optimizer, scheduler: optim.lrScheduler.LRScheduler?, perBatchScheduler: Bool) {
@@ -289,16 +315,29 @@ struct Trainer {
                 t.applyToBatch(batch) ?? torch.stack((0..<batch.size(0)).map { t(batch[$0]) })
             } ?? batch
             optimizer.zeroGrad()
-            let loss = lossFn(model(x.to(device)), y.to(device))
-            loss.backward()
-            afterBackward?(model.module)
-            optimizer.step()
+            let loss = autocast { lossFn(model(x.to(device)), y.to(device)) }
+            if let scaler {
+                scaler.scale(loss).backward()
+                afterBackward?(model.module)
+                scaler.step(optimizer)
+                scaler.update()
+            } else {
+                loss.backward()
+                afterBackward?(model.module)
+                optimizer.step()
+            }
             if perBatchScheduler { scheduler?.step() }
             total += loss.item()
             batches += 1
             bar.setPostfix(["loss": total / Double(batches)])
         }
         return total / Double(Swift.max(batches, 1))
+    }
+
+    /// `body` under `--amp`'s autocast on the training device (as is, without `--amp`).
+    func autocast<R>(_ body: () -> R) -> R {
+        guard let autocastDtype else { return body() }
+        return torch.autocast(deviceType: device.type, dtype: autocastDtype, body)
     }
 
     /// Mean loss and accuracy on `x`, `y` in eval mode without autograd.
@@ -309,9 +348,12 @@ struct Trainer {
             let n = x.size(0)
             for start in stride(from: 0, to: n, by: batchSize) {
                 let end = Swift.min(n, start + batchSize)
-                let out = model(x[start..<end].to(device))
                 let labels = y[start..<end].to(device)
-                lossSum += lossFn(out, labels).item() * Double(end - start)
+                let (out, loss) = autocast { () -> (Tensor, Tensor) in
+                    let out = model(x[start..<end].to(device))
+                    return (out, lossFn(out, labels))
+                }
+                lossSum += loss.item() * Double(end - start)
                 correct += (out.argmax(dim: 1) .== labels).sum().item()
             }
             return (lossSum / Double(Swift.max(n, 1)), correct / Double(Swift.max(n, 1)))

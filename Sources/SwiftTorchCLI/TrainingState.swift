@@ -69,6 +69,8 @@ struct TrainingCheckpoint {
     let model: StateValue
     let optimizer: StateValue
     let scheduler: StateValue?
+    /// `--amp fp16`'s GradScaler state.
+    var scaler: StateValue? = nil
     let rngState: Tensor
     let history: [[String: Double]]
 
@@ -88,6 +90,7 @@ struct TrainingCheckpoint {
             })),
         ]
         if let scheduler { entries.append((key: .string("scheduler_state_dict"), value: scheduler)) }
+        if let scaler { entries.append((key: .string("scaler_state_dict"), value: scaler)) }
         try torch.save(.dict(entries), path)
     }
 
@@ -106,7 +109,8 @@ struct TrainingCheckpoint {
             })
         }
         return TrainingCheckpoint(epoch: epoch, config: config, model: model, optimizer: optimizer,
-                                  scheduler: v["scheduler_state_dict"], rngState: rng, history: history)
+                                  scheduler: v["scheduler_state_dict"], scaler: v["scaler_state_dict"], rngState: rng,
+                                  history: history)
     }
 }
 

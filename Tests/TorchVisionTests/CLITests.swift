@@ -124,6 +124,19 @@ final class CLITests: XCTestCase {
         XCTAssertTrue(r.stderr.contains("epoch 1/20: 100% 23/23"), "a plain progress line when not a terminal:\n\(r.stderr.prefix(500))")
     }
 
+    func testMixedPrecisionTrainsTheDigitsModels() throws {
+        for (amp, model) in [("bf16", "mlp"), ("fp16", "cnn")] {
+            let r = try run(["train", "--amp", amp, "--model", model, "--epochs", "6", "--checkpoint", "amp.pt"])
+            XCTAssertEqual(r.status, 0, r.stderr)
+            let last = r.stdout.split(separator: "\n").last.map(String.init) ?? ""
+            let accuracy = Double(last.split(separator: " ")[3]) ?? 0
+            XCTAssertGreaterThanOrEqual(accuracy, 0.9, "--amp \(amp) --model \(model): \(last)")
+            let saved = try torch.load("\(dir)/amp.pt")
+            XCTAssertEqual(saved["scaler_state_dict"] != nil, amp == "fp16", "a GradScaler's state is kept with fp16 only")
+        }
+        try assertFails(["train", "--amp", "fp8"], "fp8")
+    }
+
     func testTrainResumesBitForBitThenEvaluatesPlotsAndConverts() throws {
         let common = ["train", "--epochs", "3", "--step-size", "2", "--hidden", "32,16", "--optimizer", "sgd"]
         let a = try run(common + ["--checkpoint", "a.pt", "--save", "a.pth", "--logdir", "runs/a"])
