@@ -87,43 +87,61 @@ int stcu_dev_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigne
 int stcu_dev_sync(CUstream s) { return emulated ? 0 : stcu_cuStreamSynchronize(s); }
 
 int stcu_emu_gemm(int transa, int transb, int m, int n, int k, double alpha, const void *A, int lda, const void *B,
-                  int ldb, double beta, void *C, int ldc, int is_double);
+                  int ldb, double beta, void *C, int ldc, int element);
+
+/// cublasGemmEx's data type for a half-precision STCU_GEMM_* element.
+static cudaDataType half_type(int element) { return element == STCU_GEMM_BF16 ? CUDA_R_16BF : CUDA_R_16F; }
+
+/// Bytes per element of an STCU_GEMM_* type.
+static unsigned long long gemm_item(int element) {
+    return element == STCU_GEMM_F64 ? 8 : element == STCU_GEMM_F32 ? 4 : 2;
+}
 
 int stcu_dev_gemm(cublasHandle_t h, int transa, int transb, int m, int n, int k, double alpha, unsigned long long A,
-                  int lda, unsigned long long B, int ldb, double beta, unsigned long long C, int ldc, int is_double) {
+                  int lda, unsigned long long B, int ldb, double beta, unsigned long long C, int ldc, int element) {
     if (emulated)
         return stcu_emu_gemm(transa, transb, m, n, k, alpha, (const void *)(uintptr_t)A, lda, (const void *)(uintptr_t)B,
-                             ldb, beta, (void *)(uintptr_t)C, ldc, is_double);
-    if (is_double)
+                             ldb, beta, (void *)(uintptr_t)C, ldc, element);
+    if (element == STCU_GEMM_F64)
         return stcu_cublasDgemm(h, transa, transb, m, n, k, &alpha, (const double *)(uintptr_t)A, lda,
                                 (const double *)(uintptr_t)B, ldb, &beta, (double *)(uintptr_t)C, ldc);
     float a = (float)alpha, b = (float)beta;
-    return stcu_cublasSgemm(h, transa, transb, m, n, k, &a, (const float *)(uintptr_t)A, lda, (const float *)(uintptr_t)B,
-                            ldb, &b, (float *)(uintptr_t)C, ldc);
+    if (element == STCU_GEMM_F32)
+        return stcu_cublasSgemm(h, transa, transb, m, n, k, &a, (const float *)(uintptr_t)A, lda,
+                                (const float *)(uintptr_t)B, ldb, &b, (float *)(uintptr_t)C, ldc);
+    cudaDataType t = half_type(element);
+    return stcu_cublasGemmEx(h, transa, transb, m, n, k, &a, (const void *)(uintptr_t)A, t, lda,
+                             (const void *)(uintptr_t)B, t, ldb, &b, (void *)(uintptr_t)C, t, ldc, CUBLAS_COMPUTE_32F,
+                             CUBLAS_GEMM_DEFAULT);
 }
 
 int stcu_dev_gemm_batched(cublasHandle_t h, int transa, int transb, int m, int n, int k, double alpha,
                           unsigned long long A, int lda, long long stride_a, unsigned long long B, int ldb,
                           long long stride_b, double beta, unsigned long long C, int ldc, long long stride_c, int batch,
-                          int is_double) {
+                          int element) {
     if (emulated) {
-        const unsigned long long item = is_double ? 8 : 4;
+        const unsigned long long item = gemm_item(element);
         for (int i = 0; i < batch; i++) {
             int r = stcu_dev_gemm(h, transa, transb, m, n, k, alpha, A + item * (unsigned long long)(i * stride_a), lda,
                                   B + item * (unsigned long long)(i * stride_b), ldb, beta,
-                                  C + item * (unsigned long long)(i * stride_c), ldc, is_double);
+                                  C + item * (unsigned long long)(i * stride_c), ldc, element);
             if (r != 0) return r;
         }
         return 0;
     }
-    if (is_double)
+    if (element == STCU_GEMM_F64)
         return stcu_cublasDgemmStridedBatched(h, transa, transb, m, n, k, &alpha, (const double *)(uintptr_t)A, lda,
                                               stride_a, (const double *)(uintptr_t)B, ldb, stride_b, &beta,
                                               (double *)(uintptr_t)C, ldc, stride_c, batch);
     float a = (float)alpha, b = (float)beta;
-    return stcu_cublasSgemmStridedBatched(h, transa, transb, m, n, k, &a, (const float *)(uintptr_t)A, lda, stride_a,
-                                          (const float *)(uintptr_t)B, ldb, stride_b, &b, (float *)(uintptr_t)C, ldc,
-                                          stride_c, batch);
+    if (element == STCU_GEMM_F32)
+        return stcu_cublasSgemmStridedBatched(h, transa, transb, m, n, k, &a, (const float *)(uintptr_t)A, lda, stride_a,
+                                              (const float *)(uintptr_t)B, ldb, stride_b, &b, (float *)(uintptr_t)C, ldc,
+                                              stride_c, batch);
+    cudaDataType t = half_type(element);
+    return stcu_cublasGemmStridedBatchedEx(h, transa, transb, m, n, k, &a, (const void *)(uintptr_t)A, t, lda, stride_a,
+                                           (const void *)(uintptr_t)B, t, ldb, stride_b, &b, (void *)(uintptr_t)C, t,
+                                           ldc, stride_c, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
 }
 
 int stcu_dev_mem_info(size_t *free_bytes, size_t *total_bytes) {

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "stcu_device.h"
 #include <dlfcn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,26 +171,53 @@ int stcu_emu_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigne
 
 // MARK: GEMM with cuBLAS's column-major argument convention
 
+/// An element of an STCU_GEMM_* matrix as a double (float16 through the compiler's _Float16, bfloat16 as the top
+/// half of a float).
+static double gemm_load(const void *p, long long i, int element) {
+    switch (element) {
+    case STCU_GEMM_F64: return ((const double *)p)[i];
+    case STCU_GEMM_F32: return ((const float *)p)[i];
+    case STCU_GEMM_F16: return (double)((const _Float16 *)p)[i];
+    default: {
+        uint32_t bits = (uint32_t)((const uint16_t *)p)[i] << 16;
+        float f;
+        memcpy(&f, &bits, 4);
+        return f;
+    }
+    }
+}
+
+/// Stores `v` rounded to the element type (bfloat16: round to nearest even, as cuBLAS's epilogue does).
+static void gemm_store(void *p, long long i, int element, double v) {
+    switch (element) {
+    case STCU_GEMM_F64: ((double *)p)[i] = v; return;
+    case STCU_GEMM_F32: ((float *)p)[i] = (float)v; return;
+    case STCU_GEMM_F16: ((_Float16 *)p)[i] = (_Float16)(float)v; return;
+    default: {
+        float f = (float)v;
+        uint32_t bits;
+        memcpy(&bits, &f, 4);
+        if ((bits & 0x7fffffffu) > 0x7f800000u) { ((uint16_t *)p)[i] = (uint16_t)((bits >> 16) | 0x40); return; }
+        bits += 0x7fffu + ((bits >> 16) & 1);
+        ((uint16_t *)p)[i] = (uint16_t)(bits >> 16);
+    }
+    }
+}
+
 int stcu_emu_gemm(int transa, int transb, int m, int n, int k, double alpha, const void *A, int lda, const void *B,
-                  int ldb, double beta, void *C, int ldc, int is_double) {
+                  int ldb, double beta, void *C, int ldc, int element) {
     for (int j = 0; j < n; j++)
         for (int i = 0; i < m; i++) {
             double acc = 0;
             for (int p = 0; p < k; p++) {
                 long long ia = transa ? (long long)i * lda + p : (long long)p * lda + i;   // op(A)[i, p]
                 long long ib = transb ? (long long)p * ldb + j : (long long)j * ldb + p;   // op(B)[p, j]
-                double a = is_double ? ((const double *)A)[ia] : ((const float *)A)[ia];
-                double b = is_double ? ((const double *)B)[ib] : ((const float *)B)[ib];
-                acc += a * b;
+                acc += gemm_load(A, ia, element) * gemm_load(B, ib, element);
             }
             long long ic = (long long)j * ldc + i;
-            if (is_double) {
-                double *c = (double *)C;
-                c[ic] = alpha * acc + (beta == 0 ? 0 : beta * c[ic]);
-            } else {
-                float *c = (float *)C;
-                c[ic] = (float)(alpha * acc + (beta == 0 ? 0 : beta * c[ic]));
-            }
+            // Half types accumulate in float32 on the GPU (CUBLAS_COMPUTE_32F); the sum is rounded to it here too.
+            if (element == STCU_GEMM_F16 || element == STCU_GEMM_BF16) acc = (float)acc;
+            gemm_store(C, ic, element, alpha * acc + (beta == 0 ? 0 : beta * gemm_load(C, ic, element)));
         }
     return 0;
 }

@@ -38,6 +38,24 @@ final class CUDAEmulatorAutocastTests: CUDAEmulatorTestCase {
         XCTAssertEqual(a.mm(b).dtype, .float32)
     }
 
+    /// float16/bfloat16 products run as half GEMMs on the device (cublasGemmEx with float32 accumulation; the
+    /// emulator rounds the same way) and match the CPU's float32 GEMM rounded to the half type.
+    func testHalfPrecisionGEMMsMatchTheCPU() {
+        for low in [DType.float16, .bfloat16] {
+            let ulp = low == .float16 ? 1.0 / 1024 : 1.0 / 128
+            assertSameOnBothDevices("\(low) mm, addmm, bmm, matmul with gradients", tol: 2 * ulp) { dev in
+                let a = data([7, 13], seed: 51, on: dev).to(low).requiresGrad_()
+                let b = data([13, 5], seed: 52, on: dev).to(low).requiresGrad_()
+                let bias = data([5], seed: 53, on: dev).to(low)
+                let x3 = data([3, 7, 13], seed: 54, on: dev).to(low), y3 = data([3, 13, 4], seed: 55, on: dev).to(low)
+                let mm = a.mm(b), addmm = torch.addmm(bias, a, b.t().contiguous().t()), bmm = x3.bmm(y3)
+                let batched = x3.matmul(b)
+                (mm.float().sum() + addmm.float().pow(2).sum()).backward()
+                return [mm, addmm, bmm, batched, a.grad!, b.grad!]
+            }
+        }
+    }
+
     func testCNNStepsUnderAutocastMatchTheCPUsAutocast() {
         for low in [DType.float16, .bfloat16] {
             // One rounding of the low type (2⁻¹¹ or 2⁻⁸) may differ where the devices sum in another order.

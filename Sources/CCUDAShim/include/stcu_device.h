@@ -112,17 +112,24 @@ int stcu_dev_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigne
                     unsigned bz, CUstream s, const void *arg, size_t arg_size);
 int stcu_dev_sync(CUstream s);
 int stcu_dev_mem_info(size_t *free_bytes, size_t *total_bytes);
-/// Column-major GEMM with cuBLAS's arguments (C = alpha op(A) op(B) + beta C; `is_double` picks
-/// cublasDgemm over cublasSgemm). The emulator runs a plain loop with the same argument meaning, so the
-/// host's row-major-to-cuBLAS mapping is checked without a GPU. Returns a cublasStatus_t.
+/// The element types of stcu_dev_gemm: cublasSgemm, cublasDgemm, and cublasGemmEx on float16/bfloat16
+/// operands and output with float32 accumulation (CUBLAS_COMPUTE_32F: the tensor cores).
+#define STCU_GEMM_F32 0
+#define STCU_GEMM_F64 1
+#define STCU_GEMM_F16 2
+#define STCU_GEMM_BF16 3
+
+/// Column-major GEMM with cuBLAS's arguments (C = alpha op(A) op(B) + beta C; `element` is an STCU_GEMM_*).
+/// The emulator runs a plain loop with the same argument meaning, so the host's row-major-to-cuBLAS mapping is
+/// checked without a GPU. Returns a cublasStatus_t.
 int stcu_dev_gemm(cublasHandle_t h, int transa, int transb, int m, int n, int k, double alpha, unsigned long long A,
-                  int lda, unsigned long long B, int ldb, double beta, unsigned long long C, int ldc, int is_double);
+                  int lda, unsigned long long B, int ldb, double beta, unsigned long long C, int ldc, int element);
 /// `batch` GEMMs as stcu_dev_gemm, the i-th on A + i·stride_a, B + i·stride_b, C + i·stride_c (elements; a
 /// zero stride repeats one matrix): cublas[SD]gemmStridedBatched, one launch for a whole bmm.
 int stcu_dev_gemm_batched(cublasHandle_t h, int transa, int transb, int m, int n, int k, double alpha,
                           unsigned long long A, int lda, long long stride_a, unsigned long long B, int ldb,
                           long long stride_b, double beta, unsigned long long C, int ldc, long long stride_c, int batch,
-                          int is_double);
+                          int element);
 
 // MARK: emulation state seen by host-compiled kernels (the prelude's threadIdx etc. read it)
 typedef struct { unsigned x, y, z; } stcu_emu_dim3;

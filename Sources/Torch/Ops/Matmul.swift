@@ -38,6 +38,14 @@ func gemm(_ a: Tensor, _ b: Tensor, into out: Tensor, alpha: Double = 1, beta: D
     }
 }
 
+/// The dtype a GEMM of `dt` operands runs in: float16 and bfloat16 natively on CUDA (cuBLAS on the tensor cores,
+/// float32 accumulation, as PyTorch's autocast relies on); the CPU's packed GEMM takes float32/float64, so half
+/// types go through float32 there.
+private func gemmType(_ dt: DType, _ device: Device) -> DType {
+    if device != .cpu && (dt == .float16 || dt == .bfloat16) { return dt }
+    return dt.computeType
+}
+
 /// A 2-D operand GEMM can read directly (one unit stride), else a contiguous copy.
 private func gemmOperand(_ t: Tensor, _ dtype: DType) -> Tensor {
     let c = t.to(dtype)
@@ -97,8 +105,9 @@ extension Tensor {
         precondition(other.dim == 2, "mm: mat2 must be a matrix (got a \(other.dim)-D tensor)")
         precondition(shape[1] == other.shape[0], "mm: mat1 and mat2 shapes cannot be multiplied (\(shape[0])x\(shape[1]) and \(other.shape[0])x\(other.shape[1]))")
         let dt = resultType(self, other)
-        let compute = dt.computeType
-        let out = Tensor(uninitializedShape: [shape[0], other.shape[1]], dtype: compute, device: commonDevice(self, other))
+        let device = commonDevice(self, other)
+        let compute = gemmType(dt, device)
+        let out = Tensor(uninitializedShape: [shape[0], other.shape[1]], dtype: compute, device: device)
         gemm(gemmOperand(self, compute), gemmOperand(other, compute), into: out)
         let result = compute == dt ? out : out.to(dt)
         if anyNeedsGrad(self, other) {
@@ -121,9 +130,10 @@ extension Tensor {
         precondition(shape[0] == other.shape[0], "bmm: batch1 and batch2 must have the same batch size (got \(shape[0]) and \(other.shape[0]))")
         precondition(shape[2] == other.shape[1], "bmm: Expected size for first two dimensions of batch2 tensor to be: [\(shape[0]), \(shape[2])] but got: [\(other.shape[0]), \(other.shape[1])].")
         let dt = resultType(self, other)
-        let compute = dt.computeType
+        let device = commonDevice(self, other)
+        let compute = gemmType(dt, device)
         let bsz = shape[0]
-        let out = Tensor(uninitializedShape: [bsz, shape[1], other.shape[2]], dtype: compute, device: commonDevice(self, other))
+        let out = Tensor(uninitializedShape: [bsz, shape[1], other.shape[2]], dtype: compute, device: device)
         let a = self.to(compute), b = other.to(compute)
         if out.isCuda {
             CUDABlas.gemmBatched(batchedGemmOperand(a), batchedGemmOperand(b), into: out)
@@ -233,10 +243,11 @@ extension torch {
         precondition(mat1.dim == 2 && mat2.dim == 2, "addmm: expected 2-D matrices (got \(mat1.dim)-D and \(mat2.dim)-D)")
         precondition(mat1.shape[1] == mat2.shape[0], "addmm: mat1 and mat2 shapes cannot be multiplied (\(mat1.shape[0])x\(mat1.shape[1]) and \(mat2.shape[0])x\(mat2.shape[1]))")
         let dt = resultType([input, mat1, mat2])
-        let compute = dt.computeType
+        let device = commonDevice(mat1, mat2)
+        let compute = gemmType(dt, device)
         let outShape = [mat1.shape[0], mat2.shape[1]]
         _ = broadcastShapes(outShape, input.shape, op: "addmm")
-        let out = Tensor(uninitializedShape: outShape, dtype: compute, device: commonDevice(mat1, mat2))
+        let out = Tensor(uninitializedShape: outShape, dtype: compute, device: device)
         if beta != 0 {
             copyKernel(from: input, into: out)
         }

@@ -11,8 +11,7 @@ enum CUDABlas {
     static func gemm(_ a: Tensor, _ b: Tensor, into out: Tensor, alpha: Double, beta: Double) {
         guard case .cuda(let index) = out.device else { preconditionFailure("CUDABlas.gemm: output on \(out.device)") }
         precondition(a.device == out.device && b.device == out.device, sameDeviceMessage(a.isCuda ? b.device : a.device, out.device))
-        precondition(out.dtype == .float32 || out.dtype == .float64,
-                     "\"addmm_cuda\" not implemented for '\(out.dtype.name.capitalized)' (SwiftTorch's CUDA GEMMs take float32 and float64)")
+        let element = gemmElement(out.dtype, op: "addmm_cuda")
         let m = a.shape[0], k = a.shape[1], n = b.shape[1]
         if m == 0 || n == 0 { return }
         if k == 0 {
@@ -26,9 +25,9 @@ enum CUDABlas {
         let ldc = m == 1 ? Swift.max(n, 1) : out.strides[0]
         ctx.bind()
         let r = stcu_dev_gemm(handle, opB, opA, Int32(n), Int32(m), Int32(k), alpha, b.deviceAddress, Int32(ldb),
-                              a.deviceAddress, Int32(lda), beta, out.deviceAddress, Int32(ldc), out.dtype == .float64 ? 1 : 0)
+                              a.deviceAddress, Int32(lda), beta, out.deviceAddress, Int32(ldc), element)
         if r != 0 {
-            preconditionFailure("mm: CUDA error: cuBLAS \(String(cString: stcu_cublas_status_name(r))) when calling cublas\(out.dtype == .float64 ? "D" : "S")gemm")
+            preconditionFailure("mm: CUDA error: cuBLAS \(String(cString: stcu_cublas_status_name(r))) when calling \(routine(out.dtype))")
         }
     }
 
@@ -38,8 +37,7 @@ enum CUDABlas {
     static func gemmBatched(_ a: Tensor, _ b: Tensor, into out: Tensor) {
         guard case .cuda(let index) = out.device else { preconditionFailure("CUDABlas.gemmBatched: output on \(out.device)") }
         precondition(a.device == out.device && b.device == out.device, sameDeviceMessage(a.isCuda ? b.device : a.device, out.device))
-        precondition(out.dtype == .float32 || out.dtype == .float64,
-                     "\"bmm_cuda\" not implemented for '\(out.dtype.name.capitalized)' (SwiftTorch's CUDA GEMMs take float32 and float64)")
+        let element = gemmElement(out.dtype, op: "bmm_cuda")
         precondition(out.isContiguous, "CUDABlas.gemmBatched: the output must be contiguous")
         let batch = out.shape[0], m = a.shape[1], k = a.shape[2], n = b.shape[2]
         if batch == 0 || m == 0 || n == 0 { return }
@@ -52,9 +50,30 @@ enum CUDABlas {
         let r = stcu_dev_gemm_batched(handle, opB, opA, Int32(n), Int32(m), Int32(k), 1, b.deviceAddress, Int32(ldb),
                                       Int64(batch == 1 ? 0 : b.strides[0]), a.deviceAddress, Int32(lda),
                                       Int64(batch == 1 ? 0 : a.strides[0]), 0, out.deviceAddress, Int32(Swift.max(n, 1)),
-                                      Int64(m * n), Int32(batch), out.dtype == .float64 ? 1 : 0)
+                                      Int64(m * n), Int32(batch), element)
         if r != 0 {
-            preconditionFailure("bmm: CUDA error: cuBLAS \(String(cString: stcu_cublas_status_name(r))) when calling cublas\(out.dtype == .float64 ? "D" : "S")gemmStridedBatched")
+            preconditionFailure("bmm: CUDA error: cuBLAS \(String(cString: stcu_cublas_status_name(r))) when calling \(routine(out.dtype))StridedBatched")
+        }
+    }
+
+    /// The shim's element code for a GEMM of `dtype` (STCU_GEMM_*): float32, float64, and float16/bfloat16
+    /// through cublasGemmEx (tensor cores, float32 accumulation).
+    private static func gemmElement(_ dtype: DType, op: String) -> Int32 {
+        switch dtype {
+        case .float32: return Int32(STCU_GEMM_F32)
+        case .float64: return Int32(STCU_GEMM_F64)
+        case .float16: return Int32(STCU_GEMM_F16)
+        case .bfloat16: return Int32(STCU_GEMM_BF16)
+        default: preconditionFailure("\"\(op)\" not implemented for '\(dtype.name.capitalized)' (SwiftTorch's CUDA GEMMs take floating types)")
+        }
+    }
+
+    /// The cuBLAS routine a GEMM of `dtype` calls, for error messages.
+    private static func routine(_ dtype: DType) -> String {
+        switch dtype {
+        case .float64: return "cublasDgemm"
+        case .float32: return "cublasSgemm"
+        default: return "cublasGemmEx"
         }
     }
 
