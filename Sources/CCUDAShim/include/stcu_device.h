@@ -87,6 +87,21 @@ typedef struct { STCU_CONV_FIELDS } stcu_conv_args;
 /// index, element count and padded count of each output's window) and the buffers.
 typedef struct { STCU_POOL_FIELDS } stcu_pool_args;
 
+#define STCU_RESAMPLE_FIELDS                                                                              \
+    long long n;                                                                                          \
+    long long in_size;                                                                                    \
+    long long out_size;                                                                                   \
+    long long inner;                                                                                      \
+    long long taps;                                                                                       \
+    unsigned long long table;                                                                             \
+    unsigned long long weight;                                                                            \
+    unsigned long long in;                                                                                \
+    unsigned long long out;
+/// Separable resampling kernels (`F.interpolate`) over `n` outputs of a contiguous [outer, out_size, inner]
+/// `out` from a contiguous [outer, in_size, inner] `in`: `taps` taps per output, the int64 `table` (the
+/// forward's tap-major input indices, or the adjoint's per-position entry lists) and their `weight`s.
+typedef struct { STCU_RESAMPLE_FIELDS } stcu_resample_args;
+
 /// C declarations of the argument structs above, for the kernel sources.
 const char *stcu_kernel_args_source(void);
 

@@ -50,18 +50,19 @@ extension nn.functional {
             let dimIndex = k - 1 - axis                  // x → W (last), y → H, z → D
             var steps = [Int](repeating: 1, count: k + 1)
             steps[dimIndex] = spatial[dimIndex]
-            columns.append(normalizedRange(spatial[dimIndex], alignCorners: alignCorners, dtype: theta.dtype)
+            columns.append(normalizedRange(spatial[dimIndex], alignCorners: alignCorners, dtype: theta.dtype, device: theta.device)
                 .view(steps).expand(spatial + [1]))
         }
-        columns.append(torch.ones(spatial + [1], dtype: theta.dtype))
+        columns.append(torch.ones(spatial + [1], dtype: theta.dtype, device: theta.device))
         let base = torch.cat(columns, dim: -1).reshape([1, count, k + 1]).expand([size[0], count, k + 1])
         return torch.matmul(base, theta.transpose(1, 2)).view([size[0]] + spatial + [k])
     }
 
-    /// `steps` points evenly spaced in [−1, 1] (pixel centres when not `alignCorners`); `[0]` for one step.
-    private static func normalizedRange(_ steps: Int, alignCorners: Bool, dtype: DType) -> Tensor {
-        if steps <= 1 { return torch.zeros([steps], dtype: dtype) }
-        let r = torch.linspace(-1, 1, steps: steps, dtype: dtype)
+    /// `steps` points evenly spaced in [−1, 1] (pixel centres when not `alignCorners`) on `device`; `[0]` for one
+    /// step.
+    private static func normalizedRange(_ steps: Int, alignCorners: Bool, dtype: DType, device: Device) -> Tensor {
+        if steps <= 1 { return torch.zeros([steps], dtype: dtype, device: device) }
+        let r = torch.linspace(-1, 1, steps: steps, dtype: dtype, device: device)
         return alignCorners ? r : r * Double(steps - 1) / Double(steps)
     }
 
@@ -93,8 +94,8 @@ extension nn.functional {
         /// The input at integer locations `at[a]` (float tensors `[N, L]`), zero where outside: `[N, C, L]`.
         func values(_ at: [Tensor]) -> Tensor {
             let (index, inside) = torch.noGrad { () -> (Tensor, Tensor) in
-                var flat = torch.zeros([n, locations], dtype: .int64)
-                var inside = torch.ones([n, locations], dtype: input.dtype)
+                var flat = torch.zeros([n, locations], dtype: .int64, device: input.device)
+                var inside = torch.ones([n, locations], dtype: input.dtype, device: input.device)
                 for a in 0..<k {
                     inside = inside * (at[a] .>= 0).to(input.dtype) * (at[a] .<= Double(axisSize[a] - 1)).to(input.dtype)
                     flat = flat + at[a].clamp(min: 0, max: Double(axisSize[a] - 1)).to(.int64) * axisStride[a]
@@ -115,7 +116,7 @@ extension nn.functional {
             let padded = coords.enumerated().map { a, v in padCoordinate(v, size: axisSize[a], padding: paddingMode, alignCorners: alignCorners) }
             let low = padded.map { v in torch.noGrad { v.floor() } }
             let frac = zip(padded, low).map { $0 - $1 }
-            out = torch.zeros([n, c, locations], dtype: input.dtype)
+            out = torch.zeros([n, c, locations], dtype: input.dtype, device: input.device)
             for corner in 0..<(1 << k) {
                 var at: [Tensor] = [], weight: Tensor? = nil
                 for a in 0..<k {
@@ -135,7 +136,7 @@ extension nn.functional {
                 func far(_ x: Tensor) -> Tensor { ((x * a - 5 * a) * x + 8 * a) * x - 4 * a }
                 return [far(t + 1), near(t), near(1 - t), far(2 - t)]
             }
-            out = torch.zeros([n, c, locations], dtype: input.dtype)
+            out = torch.zeros([n, c, locations], dtype: input.dtype, device: input.device)
             for tap in 0..<(1 << (2 * k)) {     // 4^k taps: two bits of `tap` per axis
                 var at: [Tensor] = [], weight: Tensor? = nil
                 for a in 0..<k {

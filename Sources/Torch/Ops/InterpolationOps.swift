@@ -1,15 +1,18 @@
 /// The differentiable separable resampling op behind `F.interpolate`: one spatial dim at a time, forward and
 /// adjoint each recorded with the other as its derivative, so every order of gradient is available.
 
-/// A contiguous tensor of dtype `dt` with `t`'s values, without autograd (t itself when it already is one).
+/// A contiguous tensor of dtype `dt` with `t`'s values on `t`'s device, without autograd (t itself when it
+/// already is one).
 private func contiguousOperand(_ t: Tensor, _ dt: DType) -> Tensor {
     if t.dtype == dt && t.isContiguous { return t }
-    let out = Tensor(uninitializedShape: t.shape, dtype: dt)
+    let out = Tensor(uninitializedShape: t.shape, dtype: dt, device: t.device)
     copyKernel(from: t, into: out)
     return out
 }
 
-/// Runs `kernel` over `x` viewed as `[outer, size(dim), inner]`, writing a tensor whose `dim` has `outLength`.
+/// Runs the resampling kernel (or its adjoint) over `x` viewed as `[outer, size(dim), inner]`, writing a tensor
+/// whose `dim` has `outLength`: the op family's one dispatch point, to `CUDAResampling` for CUDA tensors and to
+/// the CPU kernels (Backend/CPU/InterpolationKernels.swift) otherwise.
 private func runResampling(_ x: Tensor, dim: Int, outLength: Int, taps: ResamplingTaps, adjoint: Bool) -> Tensor {
     let ct = x.dtype.computeType
     precondition(ct == .float32 || ct == .float64, "interpolate: unsupported dtype \(x.dtype)")
@@ -17,12 +20,12 @@ private func runResampling(_ x: Tensor, dim: Int, outLength: Int, taps: Resampli
     var shape = x.shape
     let inLength = shape[dim]
     shape[dim] = outLength
-    let out = Tensor(uninitializedShape: shape, dtype: ct)
+    let out = Tensor(uninitializedShape: shape, dtype: ct, device: x.device)
     let outer = shape[..<dim].reduce(1, *), inner = shape[(dim + 1)...].reduce(1, *)
     // The kernels see the taps as (input length, output length) of the forward resampling.
     let (inSize, outSize) = adjoint ? (outLength, inLength) : (inLength, outLength)
-    let index = taps.index.map { Int($0) }
     func run<T: FloatElement>(_: T.Type) {
+        let index = taps.index.map { Int($0) }
         let weight = taps.weight.map { $0.map { T($0) } } ?? [T](repeating: 1, count: index.count)
         index.withUnsafeBufferPointer { ip in
             weight.withUnsafeBufferPointer { wp in
@@ -37,7 +40,17 @@ private func runResampling(_ x: Tensor, dim: Int, outLength: Int, taps: Resampli
         }
     }
     if outer > 0 && inner > 0 && outLength > 0 {
-        if ct == .float32 { run(Float.self) } else { run(Double.self) }
+        if x.isCuda {
+            if adjoint {
+                CUDAResampling.adjoint(src, into: out, dim: dim, taps: taps)
+            } else {
+                CUDAResampling.forward(src, into: out, dim: dim, taps: taps)
+            }
+        } else if ct == .float32 {
+            run(Float.self)
+        } else {
+            run(Double.self)
+        }
     } else if out.numel > 0 {
         _ = torch.noGrad { out.zero_() }
     }

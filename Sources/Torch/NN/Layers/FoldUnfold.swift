@@ -72,8 +72,8 @@ extension nn.functional {
         let c = rows / (kh * kw)
         let (hp, wp) = (h + 2 * ax[0].padding, w + 2 * ax[1].padding)
         let blocks = x.reshape(n, c, kh, kw, oh, ow).permute(0, 1, 2, 4, 3, 5).reshape(n, c, kh * oh, kw * ow)
-        let alongW = torch.zeros([n, c, kh * oh, wp], dtype: x.dtype).indexAdd(3, ax[1].positions(blocks: ow), blocks)
-        let image = torch.zeros([n, c, hp, wp], dtype: x.dtype).indexAdd(2, ax[0].positions(blocks: oh), alongW)
+        let alongW = torch.zeros([n, c, kh * oh, wp], dtype: x.dtype, device: x.device).indexAdd(3, ax[1].positions(blocks: ow), blocks)
+        let image = torch.zeros([n, c, hp, wp], dtype: x.dtype, device: x.device).indexAdd(2, ax[0].positions(blocks: oh), alongW)
         let cropped = ax[0].padding == 0 && ax[1].padding == 0 ? image
             : image.narrow(2, ax[0].padding, h).narrow(3, ax[1].padding, w)
         return input.dim == 3 ? cropped : cropped.squeeze(0)

@@ -28,6 +28,8 @@ enum KernelFamily: Int, CaseIterable {
     case convolution
     /// `PoolingKernelOp` kernels: max and average pooling of the module's dtype.
     case pooling
+    /// `ResampleKernelOp` kernels: `F.interpolate`'s separable resampling and its adjoint.
+    case resample
 
     var name: String {
         switch self {
@@ -43,6 +45,7 @@ enum KernelFamily: Int, CaseIterable {
         case .optimizer: return "optimizer"
         case .convolution: return "convolution"
         case .pooling: return "pooling"
+        case .resample: return "resample"
         }
     }
 
@@ -56,6 +59,7 @@ enum KernelFamily: Int, CaseIterable {
         case .optimizer: return "stcu_opt_args"
         case .convolution: return "stcu_conv_args"
         case .pooling: return "stcu_pool_args"
+        case .resample: return "stcu_resample_args"
         default: return "stcu_ew_args"
         }
     }
@@ -88,6 +92,7 @@ struct KernelID: Equatable {
         KernelID(family: .convolution, dtype: d, function: op.rawValue)
     }
     static func pooling(_ op: PoolingKernelOp, _ d: DType) -> KernelID { KernelID(family: .pooling, dtype: d, function: op.rawValue) }
+    static func resample(_ op: ResampleKernelOp, _ d: DType) -> KernelID { KernelID(family: .resample, dtype: d, function: op.rawValue) }
 }
 
 /// A module's source and the names of its kernels by function index.
@@ -194,6 +199,11 @@ enum KernelCatalog {
         case .pooling:
             for op in PoolingKernelOp.allCases {
                 guard let k = PoolingKernelSource.kernel(op, d) else { continue }
+                add(op.rawValue, k.name, k.text)
+            }
+        case .resample:
+            for op in ResampleKernelOp.allCases {
+                guard let k = ResampleKernelSource.kernel(op, d) else { continue }
                 add(op.rawValue, k.name, k.text)
             }
         }
