@@ -179,6 +179,8 @@ if runChecks {
         (y.pow(2).sum() + m.sum() + a.pow(2).sum() + aa.sum()).backward()
         return [y, z, t, c1, c3, m, mi, a, aa, x.grad!, w.grad!, b.grad!, dw.grad!]
     }
+    // Interpolation, padding, shuffles, fold/unfold, grid sampling, unpooling, adaptive/LP/3-D pooling, norms.
+    cnnOpChecks { name, tol, program in checkOnBoth(name, tol: tol, program) }
     checkOnBoth("Embedding, LayerNorm, GroupNorm forward and backward", tol: 1e-4) { dev in
         torch.manualSeed(24)
         let emb = nn.Embedding(1000, 64, paddingIdx: 0), ln = nn.LayerNorm(64), gn = nn.GroupNorm(4, 32)

@@ -11,6 +11,7 @@ final class CUDAKernelCompileTests: XCTestCase {
         }
         let version = try XCTUnwrap(KernelCompiler.nvrtcVersion)
         var compiled = 0
+        var familiesCompiled: Set<String> = []
         for arch in [80, 90] {
             for family in KernelFamily.allCases {
                 for d in DType.allCases {
@@ -21,6 +22,7 @@ final class CUDAKernelCompileTests: XCTestCase {
                         let image = try KernelCompiler.compileForDevice(source, name: m.name, architecture: arch)
                         XCTAssertEqual(Array(image.prefix(4)), [0x7f, 0x45, 0x4c, 0x46], "\(m.name) sm_\(arch): not an ELF cubin")
                         compiled += 1
+                        familiesCompiled.insert(family.name)
                     } catch {
                         XCTFail("\(m.name) for sm_\(arch) with NVRTC \(version): \(error)")
                     }
@@ -28,6 +30,20 @@ final class CUDAKernelCompileTests: XCTestCase {
             }
         }
         XCTAssertGreaterThan(compiled, 60)
+        // Every family has kernels and they compile (a new family, such as `resample` for `F.interpolate`, is
+        // listed in `KernelFamily` and so checked here).
+        XCTAssertEqual(familiesCompiled, Set(KernelFamily.allCases.map(\.name)))
+    }
+
+    /// The resampling kernels (`F.interpolate` on CUDA) exist for the floating types it computes in and not for
+    /// the others, which it converts first.
+    func testResampleModulesCoverTheFloatingTypes() {
+        for d in DType.allCases {
+            let names = Set(KernelCatalog.module(.resample, d).functions.values)
+            let expected: Set<String> = d == .float32 || d == .float64
+                ? Set(ResampleKernelOp.allCases.map { "resample_\($0.name)_\(KernelPrelude.tag(d))" }) : []
+            XCTAssertEqual(names, expected, "resample module for \(d)")
+        }
     }
 
     func testDiskCacheKeyDependsOnSourceAndArchitecture() {
