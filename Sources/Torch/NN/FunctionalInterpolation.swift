@@ -4,8 +4,10 @@
 ///
 /// Every mode except area is separable: along each spatial dim, output position `o` is a weighted sum of a few
 /// input positions. The positions and weights are computed exactly as PyTorch's CPU kernels compute them (the
-/// scale from `scaleFactor` when given, else from the sizes; the same float rounding), and the sum is built from
-/// `indexSelect` and products, so the gradients — of every order — come from those ops.
+/// scale from `scaleFactor` when given, else from the sizes; the same float rounding). Floating inputs go through
+/// `resampleAlongDim` (Ops/InterpolationOps.swift: the CPU kernels or CUDA's `resample` family, the forward and
+/// its adjoint each the other's derivative, so gradients of every order exist); integer inputs (nearest modes)
+/// through `indexSelect`.
 
 /// A `scale_factor` as PyTorch accepts it: one number, or one per spatial dim (`2`, `0.5`, `[2, 1.5]`).
 public protocol ScaleFactorValue {
