@@ -5,6 +5,7 @@
 // library's "not loaded" status while a pointer is unbound.
 #define _GNU_SOURCE
 #include "ccudashim.h"
+#include "stcu_cudnn.h"
 
 #include <dlfcn.h>
 #include <glob.h>
@@ -538,6 +539,14 @@ static void load_cudnn_once(void) {
     static const char *const sonames[] = {"libcudnn.so.9"};
     struct stcu_single s = {sonames, STCU_COUNT(sonames), NULL, NULL};
     load_single(&lib_cudnn, &s, "libcudnn.so.9", cudnn_symbols, STCU_COUNT(cudnn_symbols));
+    // The convolution calls (cudnn.c): a libcudnn.so.9 without them is no use to the backend.
+    if (lib_cudnn.status == 0 && !stcu_cudnn_bind(lib_cudnn.handle, lib_cudnn.err, sizeof lib_cudnn.err)) {
+        unbind(cudnn_symbols, STCU_COUNT(cudnn_symbols));
+        dlclose(lib_cudnn.handle);
+        lib_cudnn.handle = NULL;
+        lib_cudnn.path[0] = '\0';
+        lib_cudnn.status = 1;
+    }
 }
 
 int stcu_load_cudnn(char *err, size_t errlen) {

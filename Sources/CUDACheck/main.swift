@@ -71,6 +71,8 @@ func cnn(batchNorm: Bool) -> nn.Sequential {
                                                        nn.Linear(84, 10)])
 }
 
+convolutionPathChecks(values: runChecks, bench: runBench && !info.emulated)   // ConvolutionPathChecks.swift (issue 26)
+
 if runChecks {
     // MARK: values, every family and dtype
 
@@ -124,8 +126,9 @@ if runChecks {
 
     // MARK: index ops, joins, scans, norms, layers and optimizers (one program per check, run on both devices)
 
-    func checkOnBoth(_ name: String, tol: Double, _ program: (Device) -> [Tensor]) {
+    func checkOnBoth(_ name: String, tol: Double, scaled: Bool = false, _ program: (Device) -> [Tensor]) {
         let g = program(cuda), c = program(.cpu)
+        if scaled { return checkScaled(name, tol: tol, g, c) }
         for (k, (gt, ct)) in zip(g, c).enumerated() { check(g.count == 1 ? name : "\(name) #\(k)", tol: tol, { gt }, { ct }) }
     }
     func seeded(_ shape: [Int], _ seed: UInt64, _ device: Device) -> Tensor {
@@ -166,7 +169,7 @@ if runChecks {
         return [xd.sort().values, xd.sort().indices, xd.sort(dim: 0, descending: true).indices, xd.half().argsort(descending: true),
                 top, topIdx, kth, kthIdx, s.grad!]
     }
-    checkOnBoth("conv1d/2d/3d (stride, padding, dilation, groups, depthwise), convTranspose2d, pooling, with gradients", tol: 1e-4) { dev in
+    checkOnBoth("conv1d/2d/3d (stride, padding, dilation, groups, depthwise), convTranspose2d, pooling, with gradients", tol: 1e-4, scaled: true) { dev in
         let x = seeded([4, 6, 17, 15], 40, dev).requiresGrad_(), w = seeded([8, 3, 3, 3], 41, dev).requiresGrad_()
         let b = seeded([8], 42, dev).requiresGrad_(), dw = seeded([6, 1, 5, 5], 43, dev).requiresGrad_()
         let y = F.conv2d(x, w, b, stride: 2, padding: 1, dilation: 2, groups: 2)

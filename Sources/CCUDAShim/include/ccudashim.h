@@ -119,7 +119,8 @@ int stcu_load_nvrtc(char *err, size_t errlen);
 /// Loads libcublas.so.13, else .so.12, after libcublasLt of the same version from the same place
 /// (RTLD_GLOBAL, so libcublas's dependency resolves off the loader's paths). Search as NVRTC's.
 int stcu_load_cublas(char *err, size_t errlen);
-/// Loads libcudnn.so.9 (search as NVRTC's) and binds cudnnGetVersion and cudnnGetErrorString.
+/// Loads libcudnn.so.9 (search as NVRTC's) and binds cudnnGetVersion, cudnnGetErrorString and the
+/// convolution calls of stcu_cudnn.h (all required).
 int stcu_load_cudnn(char *err, size_t errlen);
 /// The full path of the library actually loaded (STCU_LIB_*), or NULL when it is not loaded.
 const char *stcu_library_path(int which);

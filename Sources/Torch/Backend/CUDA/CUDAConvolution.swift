@@ -1,13 +1,16 @@
 import CCUDAShim
 
-/// Convolutions on CUDA as im2col + cuBLAS GEMMs (the `convolution` kernel family, `ConvolutionKernelSource`):
-/// the three kernels every convolution and its derivatives are made of, as on the CPU (ConvolutionOps.swift):
-/// the forward (`smallFromBig`), its adjoint (`bigFromSmall`, the transposed convolution and the input
-/// gradient) and the weight gradient.
+/// Convolutions on CUDA: the three kernels every convolution and its derivatives are made of, as on the CPU
+/// (ConvolutionOps.swift): the forward (`smallFromBig`), its adjoint (`bigFromSmall`, the transposed convolution
+/// and the input gradient) and the weight gradient.
+///
+/// Each runs through cuDNN (`CUDNNConvolution`) when it loaded, `torch.backends.cudnn.enabled` is true and cuDNN
+/// takes the problem; otherwise as im2col + cuBLAS GEMMs (the `convolution` kernel family,
+/// `ConvolutionKernelSource`), which is what the rest of this type does.
 ///
 /// Images go side by side in the column matrix, so each is one GEMM per group for a whole chunk of the batch;
-/// chunks keep the column matrix under `columnBudget` bytes. Inputs are contiguous float32/float64 CUDA
-/// tensors; results are new contiguous tensors on the same device.
+/// chunks keep the column matrix under `columnBudget` bytes. Inputs are contiguous CUDA tensors (float32 and
+/// float64; float16 and bfloat16 through cuDNN only); results are new contiguous tensors on the same device.
 enum CUDAConvolution {
     /// The most bytes a column matrix may take; larger batches go in chunks of images. 256 MiB keeps the
     /// temporary small beside what training a network on a GPU holds anyway.
@@ -15,6 +18,8 @@ enum CUDAConvolution {
 
     /// `conv(x, w) + bias` shaped `outShape` ([N, Csmall, small…]).
     static func smallFromBig(_ x: Tensor, _ w: Tensor, bias: Tensor?, _ g: ConvGeometry, outShape: [Int]) -> Tensor {
+        precondition(x.device == w.device, sameDeviceMessage(x.device, w.device))
+        if let out = CUDNNConvolution.smallFromBig(x, w, bias: bias, g, outShape: outShape) { return out }
         check(x, w, "conv")
         let out = Tensor(uninitializedShape: outShape, dtype: x.dtype, device: x.device)
         let n = x.shape[0], cs = g.smallChannels, p = g.smallPlane
@@ -40,6 +45,8 @@ enum CUDAConvolution {
     /// The adjoint of `smallFromBig` applied to `y` ([N, Csmall, small…]) plus a per-big-channel bias,
     /// shaped `outShape` ([N, Cbig, big…]).
     static func bigFromSmall(_ y: Tensor, _ w: Tensor, bias: Tensor?, _ g: ConvGeometry, outShape: [Int]) -> Tensor {
+        precondition(y.device == w.device, sameDeviceMessage(y.device, w.device))
+        if let out = CUDNNConvolution.bigFromSmall(y, w, bias: bias, g, outShape: outShape) { return out }
         check(y, w, "conv_transpose")
         let out = Tensor(uninitializedShape: outShape, dtype: y.dtype, device: y.device)
         let n = y.shape[0], cs = g.smallChannels, p = g.smallPlane, rows = g.bigChannels * g.kernelVolume
@@ -62,6 +69,8 @@ enum CUDAConvolution {
     /// The weight gradient ([Csmall, Cbig/groups, kernel…] = `weightShape`) of `smallFromBig` for output
     /// gradient `dy` ([N, Csmall, small…]) and input `x` ([N, Cbig, big…]).
     static func weightGrad(_ dy: Tensor, _ x: Tensor, _ g: ConvGeometry, weightShape: [Int]) -> Tensor {
+        precondition(x.device == dy.device, sameDeviceMessage(x.device, dy.device))
+        if let out = CUDNNConvolution.weightGrad(dy, x, g, weightShape: weightShape) { return out }
         check(x, dy, "conv_backward")
         let out = Tensor(uninitializedShape: weightShape, dtype: x.dtype, device: x.device)
         let cs = g.smallChannels, p = g.smallPlane, cbgK = g.bigChannels / g.groups * g.kernelVolume
@@ -84,7 +93,7 @@ enum CUDAConvolution {
     private static func check(_ a: Tensor, _ b: Tensor, _ op: String) {
         precondition(a.device == b.device, sameDeviceMessage(a.device, b.device))
         precondition(ConvolutionKernelSource.supports(a.dtype),
-                     "\"\(op)_cuda\" not implemented for '\(a.dtype.name.capitalized)' (SwiftTorch's CUDA convolutions take float32 and float64)")
+                     "\"\(op)_cuda\" not implemented for '\(a.dtype.name.capitalized)' (SwiftTorch's im2col CUDA convolutions take float32 and float64; float16 and bfloat16 need cuDNN: \(CUDNNConvolution.unavailableReason))")
     }
 
     /// Runs `body(first image, image count)` over chunks of the batch whose column matrix fits the budget.
