@@ -18,9 +18,12 @@ struct ConvolutionPath {
     static let cudnnDeterministic = ConvolutionPath(name: "cuDNN deterministic", enabled: true, benchmark: false, deterministic: true)
     static let cudnnBenchmarkDeterministic = ConvolutionPath(name: "cuDNN benchmark+deterministic", enabled: true,
                                                              benchmark: true, deterministic: true)
-    /// Every path, im2col first; the cuDNN ones only when cuDNN loads.
+    /// Whether the cuDNN paths can run: cuDNN loads and the device is a GPU (the emulator has no cuDNN).
+    static var cudnnRuns: Bool { torch.backends.cudnn.isAvailable() && !CUDAInfo.current.emulated }
+
+    /// Every path, im2col first; the cuDNN ones only when they can run.
     static var all: [ConvolutionPath] {
-        [im2col] + (torch.backends.cudnn.isAvailable() ? [cudnn, cudnnBenchmark, cudnnDeterministic, cudnnBenchmarkDeterministic] : [])
+        [im2col] + (cudnnRuns ? [cudnn, cudnnBenchmark, cudnnDeterministic, cudnnBenchmarkDeterministic] : [])
     }
 
     /// Runs `body` with this path's switches, then restores PyTorch's defaults (TF32 stays as it is).
@@ -137,7 +140,7 @@ func convolutionPathChecks(values: Bool, bench: Bool) {
                 for ((name, g), (_, c)) in zip(gpu, cpu) { checkScaled("\(name), \(dtype.name), \(path.name)", tol: tol, g, c) }
             }
         }
-        if torch.backends.cudnn.isAvailable() {
+        if ConvolutionPath.cudnnRuns {
             // float16/bfloat16 run through cuDNN only; the CPU reference is float32 on the same (rounded) inputs.
             for (dtype, tol) in [(DType.float16, 5e-3), (.bfloat16, 3e-2)] {
                 let cpu = convolutionCases(.cpu, .float32, roundedThrough: dtype)
@@ -154,7 +157,7 @@ func convolutionPathChecks(values: Bool, bench: Bool) {
         }
         for batchNorm in [false, true] {
             let c = convolutionTrainingLosses(.cpu, batchNorm: batchNorm)
-            for path in [ConvolutionPath.im2col] + (torch.backends.cudnn.isAvailable() ? [.cudnn, .cudnnBenchmark] : []) {
+            for path in [ConvolutionPath.im2col] + (ConvolutionPath.cudnnRuns ? [.cudnn, .cudnnBenchmark] : []) {
                 let g = path.run { convolutionTrainingLosses(cuda, batchNorm: batchNorm) }
                 let worst = zip(g, c).map { abs($0 - $1) }.max() ?? .infinity
                 report("\(batchNorm ? "CNN with BatchNorm2d" : "LeNet-5"), 10 SGD steps, \(path.name)", worst < 1e-3,
@@ -163,7 +166,7 @@ func convolutionPathChecks(values: Bool, bench: Bool) {
         }
     }
     if bench {
-        let paths = [ConvolutionPath.im2col] + (torch.backends.cudnn.isAvailable() ? [.cudnn, .cudnnBenchmark] : [])
+        let paths = [ConvolutionPath.im2col] + (ConvolutionPath.cudnnRuns ? [.cudnn, .cudnnBenchmark] : [])
         for batch in [32, 256] {
             let xc = torch.rand(batch, 64, 32, 32).cuda(), wc = torch.rand(64, 64, 3, 3).cuda()
             for path in paths {

@@ -140,6 +140,8 @@ enum CUDNNConvolution {
         case .unusable: return nil
         case .unknown: break
         }
+        // Not remembered: a test may leave the emulator for the real driver.
+        if CUDARuntime.isEmulated { return nil }
         let made = makeHandle(index)
         return locked {
             while handles.count <= index { handles.append(.unknown) }
@@ -151,7 +153,7 @@ enum CUDNNConvolution {
 
     private static func makeHandle(_ index: Int) -> cudnnHandle_t? {
         let status = CUDARuntime.status
-        guard !status.emulated, status.cudnnVersion != nil, index < status.devices.count else { return nil }
+        guard status.cudnnVersion != nil, index < status.devices.count else { return nil }
         let ctx = CUDARuntime.device(index)
         ctx.bind()
         var h: cudnnHandle_t? = nil
