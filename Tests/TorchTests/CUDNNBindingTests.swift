@@ -189,6 +189,27 @@ final class CUDNNBindingTests: XCTestCase {
         for i in 0..<count { XCTAssertEqual(stcu_cudnn_symbol_bound(Int32(i)), 1, String(cString: stcu_cudnn_symbol_name(Int32(i)))) }
     }
 
+    func testCuDNNAcceptsTheDescriptorsOfEveryKindOfConvolution() throws {
+        guard torch.backends.cudnn.isAvailable() else { throw XCTSkip("cuDNN 9 does not load: \(CUDNNConvolution.unavailableReason)") }
+        let g1 = geometry(big: [1, 1, 40], small: [1, 1, 13], kernel: [1, 1, 3], stride: [1, 1, 3], padding: [0, 0, 2],
+                          dilation: [1, 1, 2], groups: 2, bigChannels: 4, smallChannels: 6)
+        let g3 = geometry(big: [6, 7, 5], small: [3, 4, 3], kernel: [3, 3, 3], stride: [2, 2, 2], padding: [1, 1, 1],
+                          bigChannels: 2, smallChannels: 3)
+        let depthwise = geometry(big: [1, 17, 15], small: [1, 17, 15], kernel: [1, 5, 5], padding: [0, 2, 2], groups: 6,
+                                 bigChannels: 6, smallChannels: 6)
+        for (name, g, dims) in [("conv1d", g1, 1), ("conv2d", conv2d, 2), ("conv3d", g3, 3), ("depthwise", depthwise, 2)] {
+            for dtype in [DType.float32, .float64, .float16, .bfloat16] {
+                for tf32 in [false, true] {
+                    let d = try XCTUnwrap(CUDNNConvolutionDescription(g, batch: 3, spatialDims: dims, dtype: dtype, allowTF32: tf32))
+                    XCTAssertTrue(CUDNNPlan.descriptorsAccepted(d), "\(name) \(dtype) TF32 \(tf32): \(d.shapes)")
+                }
+            }
+        }
+        var negative = try XCTUnwrap(CUDNNConvolutionDescription(conv2d, batch: 1, spatialDims: 2, dtype: .float32, allowTF32: true))
+        negative.padding = [-1, 1]
+        XCTAssertFalse(CUDNNPlan.descriptorsAccepted(negative), "cuDNN checks what it is given")
+    }
+
     /// The lib folder of pip's cuDNN 9 wheel, where one is installed.
     static func cudnnWheelFolder() -> String? {
         let env = ProcessInfo.processInfo.environment

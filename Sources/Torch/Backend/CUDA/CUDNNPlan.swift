@@ -147,6 +147,12 @@ final class CUDNNPlan {
 
     private init(_ key: CUDNNPlanKey) { self.key = key }
 
+    /// Whether cuDNN accepts `d`'s tensor, filter and convolution descriptors (host-only calls, so tests check
+    /// the shim's calls and the descriptions against the real library without a GPU).
+    static func descriptorsAccepted(_ d: CUDNNConvolutionDescription) -> Bool {
+        CUDNNPlan(CUDNNPlanKey(direction: .forward, device: 0, description: d, benchmark: false, deterministic: false)).setDescriptors()
+    }
+
     deinit {
         if let big { _ = stcu_cudnnDestroyTensorDescriptor(big) }
         if let small { _ = stcu_cudnnDestroyTensorDescriptor(small) }
