@@ -131,7 +131,8 @@ func convolutionTrainingLosses(_ device: Device, batchNorm: Bool) -> [Double] {
 /// cuda-check compares float32 with the CPU, and issue 26 measures against PyTorch with TF32 off.
 func convolutionPathChecks(values: Bool, bench: Bool) {
     torch.backends.cudnn.allowTF32 = false
-    print("# cuDNN: " + (torch.backends.cudnn.version().map { "version \($0)" } ?? "not available, convolutions run as im2col only"))
+    let version = torch.backends.cudnn.version().map { "version \($0)" } ?? "not available"
+    print("# cuDNN: \(version)\(ConvolutionPath.cudnnRuns ? "" : ", convolutions run as im2col only")")
     if values {
         for (dtype, tol) in [(DType.float32, 1e-4), (.float64, 1e-10)] {
             let cpu = convolutionCases(.cpu, dtype)
