@@ -204,9 +204,10 @@ extension torch {
             precondition(bias.dtype == input.dtype, "Input type (\(input.legacyTypeName)) and bias type (\(bias.legacyTypeName)) should be the same")
         }
         precondition(groups > 0, "\(op): non-positive groups is not supported")
-        if input.dtype == .float16 || input.dtype == .bfloat16 {
-            // The kernels (CPU and CUDA im2col) are float32/float64: half-precision convolutions (autocast's) run
-            // in float32 and round the result, so accumulation is float32 as in PyTorch's.
+        if !input.isCuda && (input.dtype == .float16 || input.dtype == .bfloat16) {
+            // The CPU kernels are float32/float64: half-precision convolutions (autocast's) run in float32 and round
+            // the result, so accumulation is float32 as in PyTorch's. (CUDA runs them in cuDNN, or likewise widened:
+            // CUDAConvolution.)
             return convolution(input.to(.float32), weight.to(.float32), bias?.to(.float32), stride: stride, padding: padding,
                                dilation: dilation, transposed: transposed, outputPadding: outputPadding, groups: groups)
                 .to(input.dtype)

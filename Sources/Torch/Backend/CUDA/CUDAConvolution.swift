@@ -10,7 +10,8 @@ import CCUDAShim
 ///
 /// Images go side by side in the column matrix, so each is one GEMM per group for a whole chunk of the batch;
 /// chunks keep the column matrix under `columnBudget` bytes. Inputs are contiguous CUDA tensors (float32 and
-/// float64; float16 and bfloat16 through cuDNN only); results are new contiguous tensors on the same device.
+/// float64; float16 and bfloat16 natively through cuDNN, else in float32); results are new contiguous tensors on the
+/// same device.
 enum CUDAConvolution {
     /// The most bytes a column matrix may take; larger batches go in chunks of images. 256 MiB keeps the
     /// temporary small beside what training a network on a GPU holds anyway.
@@ -20,6 +21,9 @@ enum CUDAConvolution {
     static func smallFromBig(_ x: Tensor, _ w: Tensor, bias: Tensor?, _ g: ConvGeometry, outShape: [Int]) -> Tensor {
         precondition(x.device == w.device, sameDeviceMessage(x.device, w.device))
         if let out = CUDNNConvolution.smallFromBig(x, w, bias: bias, g, outShape: outShape) { return out }
+        if isHalf(x.dtype) {
+            return widened(x.dtype) { smallFromBig(x.float(), w.float(), bias: bias?.float(), g, outShape: outShape) }
+        }
         check(x, w, "conv")
         let out = Tensor(uninitializedShape: outShape, dtype: x.dtype, device: x.device)
         let n = x.shape[0], cs = g.smallChannels, p = g.smallPlane
@@ -47,6 +51,9 @@ enum CUDAConvolution {
     static func bigFromSmall(_ y: Tensor, _ w: Tensor, bias: Tensor?, _ g: ConvGeometry, outShape: [Int]) -> Tensor {
         precondition(y.device == w.device, sameDeviceMessage(y.device, w.device))
         if let out = CUDNNConvolution.bigFromSmall(y, w, bias: bias, g, outShape: outShape) { return out }
+        if isHalf(y.dtype) {
+            return widened(y.dtype) { bigFromSmall(y.float(), w.float(), bias: bias?.float(), g, outShape: outShape) }
+        }
         check(y, w, "conv_transpose")
         let out = Tensor(uninitializedShape: outShape, dtype: y.dtype, device: y.device)
         let n = y.shape[0], cs = g.smallChannels, p = g.smallPlane, rows = g.bigChannels * g.kernelVolume
@@ -71,6 +78,7 @@ enum CUDAConvolution {
     static func weightGrad(_ dy: Tensor, _ x: Tensor, _ g: ConvGeometry, weightShape: [Int]) -> Tensor {
         precondition(x.device == dy.device, sameDeviceMessage(x.device, dy.device))
         if let out = CUDNNConvolution.weightGrad(dy, x, g, weightShape: weightShape) { return out }
+        if isHalf(x.dtype) { return widened(x.dtype) { weightGrad(dy.float(), x.float(), g, weightShape: weightShape) } }
         check(x, dy, "conv_backward")
         let out = Tensor(uninitializedShape: weightShape, dtype: x.dtype, device: x.device)
         let cs = g.smallChannels, p = g.smallPlane, cbgK = g.bigChannels / g.groups * g.kernelVolume
@@ -89,6 +97,14 @@ enum CUDAConvolution {
     }
 
     // MARK: pieces
+
+    private static func isHalf(_ dtype: DType) -> Bool { dtype == .float16 || dtype == .bfloat16 }
+
+    /// A float16/bfloat16 problem cuDNN did not take (not loaded, disabled, or the problem refused): the im2col
+    /// kernels are float32/float64, so it runs in float32 and the result is rounded back, as on the CPU.
+    private static func widened(_ dtype: DType, _ body: () -> Tensor) -> Tensor {
+        torch.noGrad { body().to(dtype) }
+    }
 
     private static func check(_ a: Tensor, _ b: Tensor, _ op: String) {
         precondition(a.device == b.device, sameDeviceMessage(a.device, b.device))
