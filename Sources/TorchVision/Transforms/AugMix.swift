@@ -54,6 +54,7 @@ extension transforms {
             let batchDims = [n] + [Int](repeating: 1, count: batch.dim - 1)
             func dirichlet(_ k: Int) -> Tensor {
                 torch._sampleDirichlet(Tensor([Double](repeating: alpha, count: k), shape: [k]).to(torch.defaultDType).expand(n, -1))
+                    .to(img.device)
             }
             let m = dirichlet(2)
             let combined = dirichlet(mixtureWidth) * m.select(1, 1).reshape(n, -1)

@@ -51,6 +51,7 @@ struct SampleWindow: Equatable {
         var shape = x.shape
         shape[x.dim - 2] = height
         shape[x.dim - 1] = width
+        if x.isCuda { return copyOnDevice(x, windows, height: height, width: width, padding: padding) }
         let out = torch.empty(shape, dtype: x.dtype)
         if out.numel == 0 { return out }
         let pad = padding ?? Padding(top: 0, left: 0, fill: 0)
@@ -98,6 +99,39 @@ struct SampleWindow: Equatable {
         default:
             precondition(x.elementSize == 8, "SampleWindow.copy: unsupported element size \(x.elementSize)")
             run(UInt64.self)
+        }
+        return out
+    }
+}
+
+extension SampleWindow {
+    /// `copy` for a batch on a GPU, from tensor ops that run there: the batch padded once (when a window reads
+    /// padding), then each sample's window as a view, mirrored with `flip`, copied into its slot of the output.
+    static func copyOnDevice(_ x: Tensor, _ windows: [SampleWindow], height: Int, width: Int, padding: Padding?) -> Tensor {
+        let hd = x.dim - 2, wd = x.dim - 1
+        let (h, w) = (x.shape[hd], x.shape[wd])
+        var source = x, top = 0, left = 0
+        if let padding {
+            // Enough padding on every side for the farthest window.
+            let below = windows.map { $0.top - padding.top + height - h }.max() ?? 0
+            let right = windows.map { $0.left - padding.left + width - w }.max() ?? 0
+            let (pt, pl) = (Swift.max(padding.top, 0), Swift.max(padding.left, 0))
+            var shape = x.shape
+            shape[hd] += pt + Swift.max(below, 0)
+            shape[wd] += pl + Swift.max(right, 0)
+            source = torch.full(shape, padding.fill, dtype: x.dtype, device: x.device)
+            _ = source.narrow(hd, pt, h).narrow(wd, pl, w).copy_(x)
+            (top, left) = (pt - padding.top, pl - padding.left)
+        }
+        var shape = x.shape
+        shape[hd] = height
+        shape[wd] = width
+        let out = torch.empty(shape, dtype: x.dtype, device: x.device)
+        for (b, win) in windows.enumerated() {
+            var v = source.select(0, b).narrow(hd - 1, top + win.top, height).narrow(wd - 1, left + win.left, width)
+            let flips = (win.flipV ? [hd - 1] : []) + (win.flipH ? [wd - 1] : [])
+            if !flips.isEmpty { v = v.flip(flips) }
+            _ = out.select(0, b).copy_(v)
         }
         return out
     }

@@ -177,7 +177,7 @@ extension transforms.functional {
             var shape = c.shape
             shape[hd] += max(p[1], 0) + max(p[3], 0)
             shape[wd] += max(p[0], 0) + max(p[2], 0)
-            let out = torch.full(shape, fill, dtype: img.dtype)
+            let out = torch.full(shape, fill, dtype: img.dtype, device: img.device)
             _ = out.narrow(hd, max(p[1], 0), c.shape[hd]).narrow(wd, max(p[0], 0), c.shape[wd]).copy_(c)
             return out
         }
@@ -203,7 +203,7 @@ extension transforms.functional {
                 }
                 return Int64(j)
             }
-            return Tensor(idx, shape: [idx.count])
+            return Tensor(idx, shape: [idx.count]).to(img.device)
         }
         return img.indexSelect(hd, indices(n, p[1], p[3])).indexSelect(wd, indices(m, p[0], p[2]))
     }
@@ -233,10 +233,10 @@ extension transforms.functional {
         let outMax = imageMaxValue(dtype)
         if inMax > outMax {
             let factor = Int64((inMax + 1) / (outMax + 1))
-            return img.to(.int64).floorDivide(Tensor([factor], shape: [])).to(dtype)
+            return img.to(.int64).floorDivide(Tensor([factor], shape: []).to(img.device)).to(dtype)
         }
         let factor = Int64((outMax + 1) / (inMax + 1))
-        return img.to(dtype).mul(Tensor([factor], shape: []).to(dtype))
+        return img.to(dtype).mul(Tensor([factor], shape: []).to(img.device, dtype: dtype))
     }
 
     /// Normalises each channel: `(x - mean[c]) / std[c]` (see `transforms.Normalize`).

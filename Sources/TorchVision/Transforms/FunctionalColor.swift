@@ -43,7 +43,8 @@ extension transforms.functional {
             let planes = PixelPlanes(img, op: "rgb_to_grayscale")
             let r = rounding(img.dtype)
             let n = planes.height * planes.width
-            var out = PixelPlanes(lead: Array(planes.lead.dropLast()) + [1], height: planes.height, width: planes.width)
+            var out = PixelPlanes(lead: Array(planes.lead.dropLast()) + [1], height: planes.height, width: planes.width,
+                                  device: planes.device)
             for p in 0..<(planes.count / 3) {
                 let base = 3 * p * n
                 for i in 0..<n {

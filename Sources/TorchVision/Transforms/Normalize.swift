@@ -34,10 +34,11 @@ extension transforms {
 
         public func callAsFunction(_ input: Tensor) -> Tensor {
             if let message = Self.inputError(input.shape, input.dtype) { preconditionFailure(message) }
-            let m = input.dtype == .float32 ? mean32 : Tensor(mean, shape: [mean.count, 1, 1]).to(input.dtype)
-            let s = input.dtype == .float32 ? std32 : Tensor(std, shape: [std.count, 1, 1]).to(input.dtype)
+            var m = input.dtype == .float32 ? mean32 : Tensor(mean, shape: [mean.count, 1, 1]).to(input.dtype)
+            var s = input.dtype == .float32 ? std32 : Tensor(std, shape: [std.count, 1, 1]).to(input.dtype)
             precondition(!s.toArray(as: Double.self).contains(0),
                          "std evaluated to zero after conversion to \(input.dtype), leading to division by zero.")
+            if input.isCuda { (m, s) = (m.to(input.device), s.to(input.device)) }
             return inplace ? input.sub_(m).div_(s) : (input - m) / s
         }
 
