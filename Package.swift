@@ -56,7 +56,7 @@ let package = Package(
             swiftSettings: swift5
         ),
         // Every CUDA op family against the CPU, the training checks and issues 25/26's speed cases, on a GPU machine.
-        .executableTarget(name: "CUDACheck", dependencies: ["Torch", "TorchVision"], swiftSettings: swift5),
+        .executableTarget(name: "CUDACheck", dependencies: ["Torch", "TorchVision", "TutorialModels"], swiftSettings: swift5),
         // What the distributed tests and benchmarks run under mpirun (collective checks, DDP equivalence, failures, timings).
         .executableTarget(name: "DDPWorker", dependencies: ["Torch", "TorchVision", "TutorialModels", "CMPIShim"], swiftSettings: swift5),
         .executableTarget(name: "ddp-mnist", dependencies: ["Torch", "TorchVision", "TutorialModels"], path: "Examples/DDPMNIST", swiftSettings: swift5),

@@ -30,6 +30,8 @@ def time_it(reps, body, rounds):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="3 rounds instead of 7")
+    parser.add_argument("--fashion-mnist", metavar="DIR", help="also train the Fashion-MNIST CNN 3 epochs on the GPU "
+                        "(the IDX .gz files in DIR), as cuda-check --fashion-mnist")
     args = parser.parse_args()
     rounds = 3 if args.quick else 7
     dev = torch.device("cuda:0")
@@ -79,9 +81,57 @@ def main():
 
     resnet_benchmarks(dev, rounds)
 
+    if args.fashion_mnist:
+        fashion_mnist(dev, args.fashion_mnist)
     big = torch.rand(64 << 20, device=dev)
     us = time_it(20, lambda: big + big, rounds)
     print("BENCH a+a 64 Mi floats: %.0f GB/s" % (2 * (64 << 20) * 4 / us / 1000))
+
+
+def fashion_mnist(dev, root):
+    """cuda-check's runFashionMNIST: FashionCNN, Adam 1e-3, batch 64, the whole split on the GPU, 3 epochs."""
+    import gzip
+    import os
+    import sys
+    import numpy as np
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from bench_pytorch import FashionCNN
+
+    def idx(name, offset):
+        with gzip.open(os.path.join(root, name)) as f:
+            return np.frombuffer(f.read(), dtype=np.uint8, offset=offset)
+
+    def images(prefix):
+        x = torch.from_numpy(idx(prefix + "-images-idx3-ubyte.gz", 16).copy()).view(-1, 1, 28, 28)
+        return ((x.float() / 255 - 0.5) / 0.5).to(dev)
+
+    def labels(prefix):
+        return torch.from_numpy(idx(prefix + "-labels-idx1-ubyte.gz", 8).astype(np.int64)).to(dev)
+
+    x_train, y_train, x_test, y_test = images("train"), labels("train"), images("t10k"), labels("t10k")
+    torch.manual_seed(0)
+    model = FashionCNN().to(dev)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    n, best = x_train.shape[0], float("inf")
+    for epoch in range(1, 4):
+        model.train()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        order = torch.randperm(n, device=dev)
+        for start in range(0, n, 64):
+            i = order[start:start + 64]
+            opt.zero_grad()
+            F.cross_entropy(model(x_train[i]), y_train[i]).backward()
+            opt.step()
+        torch.cuda.synchronize()
+        seconds = time.perf_counter() - t0
+        best = min(best, seconds)
+        model.eval()
+        with torch.no_grad():
+            correct = sum((model(x_test[s:s + 1000]).argmax(1) == y_test[s:s + 1000]).sum().item()
+                          for s in range(0, x_test.shape[0], 1000))
+        print("# Fashion-MNIST CNN on CUDA, epoch %d: test accuracy %.4f, %.2f s" % (epoch, correct / x_test.shape[0], seconds))
+    print("BENCH Fashion-MNIST CNN epoch batch 64 Adam data on the GPU: %.2f s" % best)
 
 
 def resnet_benchmarks(dev, rounds):

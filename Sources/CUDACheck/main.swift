@@ -2,7 +2,10 @@
 // then the training checks and the speed cases of issue 25. One `PASS`/`FAIL` line per check; exit 0 only when
 // all pass. Runs where no Swift is installed: `../shared/tools/device-pack cuda-check` packs a static build.
 //
-//   cuda-check [--emulator] [--skip-bench | --bench-only] [--quick]
+//   cuda-check [--emulator] [--skip-bench | --bench-only] [--quick] [--cifar DIR] [--fashion-mnist DIR]
+//
+// --cifar DIR trains tutorial 001's LeNet-5 on the CIFAR-10 files in DIR (e.g. Tests/Fixtures/cifar/py) on both
+// devices; --fashion-mnist DIR trains the Fashion-MNIST CNN for 3 epochs on the GPU (RealDataChecks.swift).
 import Foundation
 import Torch
 
@@ -10,8 +13,16 @@ import Torch
 setvbuf(stdout, nil, _IOLBF, 0)
 
 var useEmulator = false, runBench = true, runChecks = true, quick = false
-for a in CommandLine.arguments.dropFirst() {
+var cifarRoot: String? = nil, fashionMNISTRoot: String? = nil
+var arguments = CommandLine.arguments.dropFirst()
+while let a = arguments.popFirst() {
     switch a {
+    case "--cifar", "--fashion-mnist":
+        guard let dir = arguments.popFirst() else {
+            FileHandle.standardError.write(Data("cuda-check: \(a) needs a folder\n".utf8))
+            exit(2)
+        }
+        if a == "--cifar" { cifarRoot = dir } else { fashionMNISTRoot = dir }
     case "--emulator": useEmulator = true
     case "--skip-bench": runBench = false
     case "--bench-only": runChecks = false
@@ -21,7 +32,7 @@ for a in CommandLine.arguments.dropFirst() {
         _ = torch.ones(2).cuda() + torch.ones(2)
         exit(0)
     default:
-        FileHandle.standardError.write(Data("usage: cuda-check [--emulator] [--skip-bench | --bench-only] [--quick]\n".utf8))
+        FileHandle.standardError.write(Data("usage: cuda-check [--emulator] [--skip-bench | --bench-only] [--quick] [--cifar DIR] [--fashion-mnist DIR]\n".utf8))
         exit(2)
     }
 }
@@ -368,6 +379,9 @@ if runChecks {
                && text.contains("Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"))
     } catch { report("mixed devices", false, "\(error)") }
     runMixedPrecisionChecks()
+    runModelZooChecks(quick: info.emulated || quick)
+    if let cifarRoot { runCIFARLeNet(root: cifarRoot) }
+    if let fashionMNISTRoot { runFashionMNIST(root: fashionMNISTRoot) }
 }
 
 // MARK: speed (issue 25's cases; PyTorch's twin: scripts/bench_cuda_pytorch.py)
