@@ -78,6 +78,7 @@ private let geluKappa = 0.044715
 
 /// Writes `kind(x)` into `out` (same shape, both of dtype float32 or float64; may alias).
 func activationKernel(_ kind: ActivationKind, _ x: Tensor, into out: Tensor) {
+    if _slowPath(out.isCuda) { return CUDAActivation.forward(kind, x, into: out) }
     if case .celu(let alpha) = kind { return activationKernel(.elu(alpha: alpha, scale: 1, inputScale: 1 / alpha), x, into: out) }
     let plan = StridedPlan(shape: out.shape, out.strides, x.strides, [Int](repeating: 0, count: x.dim))
     func run<T: FloatElement>(_: T.Type) {
@@ -146,6 +147,7 @@ private func clampInPlace<T: FloatElement>(_ p: UnsafeMutablePointer<T>, _ n: In
 
 /// g · kind'(x) in one pass (g and x have the same shape and dtype).
 func activationBackwardKernel(_ kind: ActivationKind, _ g: Tensor, _ x: Tensor) -> Tensor {
+    if _slowPath(x.isCuda) { return CUDAActivation.backward(kind, g, x) }
     if case .celu(let alpha) = kind { return activationBackwardKernel(.elu(alpha: alpha, scale: 1, inputScale: 1 / alpha), g, x) }
     let out = Tensor(uninitializedShape: x.shape, dtype: x.dtype)
     let gg = g.dtype == x.dtype ? g : g.to(x.dtype)
@@ -268,7 +270,7 @@ func activation(_ kind: ActivationKind, _ x: Tensor) -> Tensor {
     precondition(x.dtype.isFloatingPoint, "\"\(kind.opName)\" not implemented for '\(x.dtype.name.capitalized)'")
     let compute = x.dtype.computeType
     let src = x.to(compute)
-    let out = Tensor(uninitializedShape: x.shape, dtype: compute)
+    let out = Tensor(uninitializedShape: x.shape, dtype: compute, device: x.device)
     activationKernel(kind, src, into: out)
     let result = compute == x.dtype ? out : out.to(x.dtype)
     if x.needsGrad {

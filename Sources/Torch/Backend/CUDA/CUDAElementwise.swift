@@ -6,14 +6,16 @@ import CCUDAShim
 /// one-element CPU tensors, which travel as scalars in the launch arguments (as PyTorch lets a CPU scalar
 /// tensor meet CUDA tensors).
 enum CUDAElementwise {
-    /// Launches `id` writing `out` from up to three inputs; `f2`/`f3` are op parameters (`F0`/`F1`).
+    /// Launches `id` writing `out` from up to three inputs; `f2`/`f3` are op parameters (`F0`/`F1`), and `f1` one
+    /// more for kernels whose second operand is never a scalar (the activations' `P2`).
     static func launch(_ id: KernelID, out: Tensor, _ x: Tensor, _ y: Tensor? = nil, _ z: Tensor? = nil,
-                       f2: Double = 0, f3: Double = 0) {
+                       f1: Double = 0, f2: Double = 0, f3: Double = 0) {
         let n = out.numel
         if n == 0 { return }
         guard case .cuda(let index) = out.device else { preconditionFailure("CUDAElementwise: output on \(out.device)") }
         var args = stcu_ew_args()
         args.n = Int64(n)
+        args.f.1 = f1
         args.f.2 = f2
         args.f.3 = f3
         args.ptr.0 = out.deviceAddress

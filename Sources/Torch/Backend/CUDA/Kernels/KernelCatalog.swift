@@ -30,6 +30,8 @@ enum KernelFamily: Int, CaseIterable {
     case pooling
     /// `ResampleKernelOp` kernels: `F.interpolate`'s separable resampling and its adjoint.
     case resample
+    /// `ActivationKernelOp` kernels: the `nn` activations and their backward, for float32 and float64.
+    case activation
 
     var name: String {
         switch self {
@@ -46,6 +48,7 @@ enum KernelFamily: Int, CaseIterable {
         case .convolution: return "convolution"
         case .pooling: return "pooling"
         case .resample: return "resample"
+        case .activation: return "activation"
         }
     }
 
@@ -93,6 +96,9 @@ struct KernelID: Equatable {
     }
     static func pooling(_ op: PoolingKernelOp, _ d: DType) -> KernelID { KernelID(family: .pooling, dtype: d, function: op.rawValue) }
     static func resample(_ op: ResampleKernelOp, _ d: DType) -> KernelID { KernelID(family: .resample, dtype: d, function: op.rawValue) }
+    static func activation(_ op: ActivationKernelOp, _ d: DType) -> KernelID {
+        KernelID(family: .activation, dtype: d, function: op.rawValue)
+    }
 }
 
 /// A module's source and the names of its kernels by function index.
@@ -205,6 +211,13 @@ enum KernelCatalog {
             for op in ResampleKernelOp.allCases {
                 guard let k = ResampleKernelSource.kernel(op, d) else { continue }
                 add(op.rawValue, k.name, k.text)
+            }
+        case .activation:
+            // The activations compute in float32/float64; half-precision inputs are widened first (as on the CPU).
+            guard d == .float32 || d == .float64 else { break }
+            for op in ActivationKernelOp.allCases {
+                let k = ActivationKernelOp.kernel(op, d)
+                add(op.rawValue, k.name, k.source)
             }
         }
         return m
