@@ -38,6 +38,12 @@ struct stmpi_dispatch {
     int (*irecv)(void *, int, int, int, int, stmpi_comm, stmpi_request *);
     int (*test)(stmpi_request *, int *, int *);
     int (*wait)(stmpi_request *, int *);
+    int (*has_shared_windows)(void);
+    int (*comm_split_shared)(stmpi_comm, int, stmpi_comm *);
+    int (*win_allocate_shared)(size_t, stmpi_comm, void **, stmpi_win *);
+    int (*win_shared_query)(stmpi_win, int, void **, size_t *);
+    int (*win_sync)(stmpi_win);
+    int (*win_free)(stmpi_win);
 };
 
 static void *lib_handle;
@@ -45,20 +51,26 @@ static int loaded_flavor = STMPI_FLAVOR_NONE;
 static char loaded_name[256];
 static const struct stmpi_dispatch *D;
 
-// MARK: Open MPI: MPI_IN_PLACE = (void *)1, MPI_ANY_SOURCE = -1, MPI_Status starts with MPI_SOURCE.
+// MARK: Open MPI: MPI_IN_PLACE = (void *)1, MPI_ANY_SOURCE = -1, MPI_Status starts with MPI_SOURCE,
+// MPI_COMM_TYPE_SHARED = 0, MPI_MODE_NOCHECK = 1, MPI_INFO_NULL = &ompi_mpi_info_null (bound at load).
 #define ompi_in_place ((void *)1)
 #define ompi_any_source (-1)
 #define ompi_source_index 0
+#define ompi_comm_type_shared 0
+#define ompi_mode_nocheck 1
 typedef void *ompi_handle;
 #define ABI ompi
 #define MPIH ompi_handle
 #include "mpi_abi.inc"
 
 // MARK: MPICH: MPI_IN_PLACE = (void *)-1, MPI_ANY_SOURCE = -2, MPI_Status = {count_lo,
-// count_hi_and_cancelled, MPI_SOURCE, MPI_TAG, MPI_ERROR}.
+// count_hi_and_cancelled, MPI_SOURCE, MPI_TAG, MPI_ERROR}; MPI_COMM_TYPE_SHARED = 1, MPI_MODE_NOCHECK = 1024,
+// MPI_INFO_NULL = 0x1c000000.
 #define mpich_in_place ((void *)-1)
 #define mpich_any_source (-2)
 #define mpich_source_index 2
+#define mpich_comm_type_shared 1
+#define mpich_mode_nocheck 1024
 typedef int mpich_handle;
 #define ABI mpich
 #define MPIH mpich_handle
@@ -75,6 +87,7 @@ static int ompi_bind_handles(void *lib, char *err, size_t errlen) {
     const char *missing = NULL;
     if (!(ompi_world = dlsym(lib, "ompi_mpi_comm_world"))) missing = "ompi_mpi_comm_world";
     if (!(ompi_errors_return = dlsym(lib, "ompi_mpi_errors_return"))) missing = "ompi_mpi_errors_return";
+    if (!(ompi_info_null = dlsym(lib, "ompi_mpi_info_null"))) missing = "ompi_mpi_info_null";
     for (int i = 0; i < STMPI_DTYPE_COUNT; i++)
         if (!(ompi_dtypes[i] = dlsym(lib, dtype_symbols[i]))) missing = dtype_symbols[i];
     for (int i = 0; i < STMPI_OP_COUNT; i++)
@@ -87,6 +100,7 @@ static int ompi_bind_handles(void *lib, char *err, size_t errlen) {
 static void mpich_bind_handles(void) {
     mpich_world = 0x44000000;
     mpich_errors_return = 0x54000001;
+    mpich_info_null = 0x1c000000;
     const int dtypes[STMPI_DTYPE_COUNT] = {0x4c00010d, 0x4c00040a, 0x4c00080b, 0x4c00083a, 0x4c000439,
                                            0x4c00013b, 0x4c00013f};
     const int ops[STMPI_OP_COUNT] = {0x58000003, 0x58000004, 0x58000002, 0x58000001, 0x58000005, 0x58000007};
@@ -178,3 +192,13 @@ int stmpi_irecv(void *b, int n, int dt, int src, int tag, stmpi_comm c, stmpi_re
 }
 int stmpi_test(stmpi_request *req, int *flag, int *source) { return D->test(req, flag, source); }
 int stmpi_wait(stmpi_request *req, int *source) { return D->wait(req, source); }
+int stmpi_has_shared_windows(void) { return D ? D->has_shared_windows() : 0; }
+int stmpi_comm_split_shared(stmpi_comm c, int key, stmpi_comm *out) { return D->comm_split_shared(c, key, out); }
+int stmpi_win_allocate_shared(size_t bytes, stmpi_comm c, void **base, stmpi_win *win) {
+    return D->win_allocate_shared(bytes, c, base, win);
+}
+int stmpi_win_shared_query(stmpi_win win, int rank, void **base, size_t *bytes) {
+    return D->win_shared_query(win, rank, base, bytes);
+}
+int stmpi_win_sync(stmpi_win win) { return D->win_sync(win); }
+int stmpi_win_free(stmpi_win win) { return D->win_free(win); }

@@ -85,7 +85,7 @@ func runEquivalence(_ args: [String]) throws {
         let maxDiff = (mine - ref).abs().max().item()
         let scale = ref.abs().max().item()
         let syncLayers = ddp.module.modules().filter { $0 is nn.SyncBatchNorm }.count
-        print("RESULT equivalence model=\(kind) dtype=\(dtype) world=\(world) steps=\(steps) buckets=\(ddp.bucketSizes.count) "
+        print("RESULT equivalence model=\(kind) dtype=\(dtype) world=\(world) steps=\(steps) buckets=\(ddp.bucketSizes.count) algorithm=\(ddp.allReduceAlgorithm) "
               + "params=\(ref.numel) gradients=\(gradients) maxAbsDiff=\(maxDiff) maxAbsWeight=\(scale) rankSpread=\(rankSpread) syncBatchNorms=\(syncLayers)")
     }
     try dist.destroyProcessGroup()

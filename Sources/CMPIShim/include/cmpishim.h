@@ -24,6 +24,7 @@ typedef enum {
 } stmpi_op_t;
 typedef uint64_t stmpi_comm;
 typedef uint64_t stmpi_request;
+typedef uint64_t stmpi_win;
 
 /// Loads libmpi: `path` when non-NULL, else libmpi.so.40 (Open MPI), libmpi.so.12 / libmpich.so.12
 /// (MPICH), libmpi.so. Returns the flavor, or STMPI_FLAVOR_NONE with a message in `err`.
@@ -79,6 +80,31 @@ int stmpi_irecv(void *buf, int count, int dtype, int source, int tag, stmpi_comm
 /// MPI_Test; on completion `*flag` is 1 and `*source` the status's MPI_SOURCE (for receives).
 int stmpi_test(stmpi_request *req, int *flag, int *source);
 int stmpi_wait(stmpi_request *req, int *source);
+
+// MARK: MPI-3 shared-memory windows (SwiftTorch's intra-host all-reduce). MPI-3 libraries have them; the
+// other calls work without them, so they are bound optionally.
+
+/// Whether the loaded library has the calls below (1) or not (0).
+int stmpi_has_shared_windows(void);
+/// MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, key, MPI_INFO_NULL, out), then MPI_ERRORS_RETURN on it:
+/// the ranks of `comm` that can share memory with this one.
+int stmpi_comm_split_shared(stmpi_comm comm, int key, stmpi_comm *out);
+/// MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, comm, base, win), MPI_ERRORS_RETURN on the window, then
+/// MPI_Win_lock_all(MPI_MODE_NOCHECK): one passive-target epoch for the window's life, in which loads and
+/// stores are ordered with MPI_Win_sync and barriers (MPI-3's shared-memory model).
+int stmpi_win_allocate_shared(size_t bytes, stmpi_comm comm, void **base, stmpi_win *win);
+/// MPI_Win_shared_query: where rank `rank`'s segment is mapped in this process, and its size.
+int stmpi_win_shared_query(stmpi_win win, int rank, void **base, size_t *bytes);
+/// MPI_Win_sync (a memory barrier for the window).
+int stmpi_win_sync(stmpi_win win);
+/// MPI_Win_unlock_all, then MPI_Win_free (collective over the window's communicator).
+int stmpi_win_free(stmpi_win win);
+
+/// out1[i] and out2[i] (either may be NULL) = srcs[0][i] + srcs[1][i] + ... + srcs[nsrc-1][i], summed left to
+/// right in the arrays' own precision, so the bits never depend on which rank computes them (shm_reduce.c).
+/// The outputs may alias no source except at the same index.
+void stmpi_sum_f32(float *out1, float *out2, const float *const *srcs, int nsrc, size_t count);
+void stmpi_sum_f64(double *out1, double *out2, const double *const *srcs, int nsrc, size_t count);
 
 #ifdef __cplusplus
 }

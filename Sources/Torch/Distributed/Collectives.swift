@@ -18,12 +18,37 @@ extension dist {
         checkAvg(op, tensor, "allReduce")
         let b = StagedBuffer(tensor, op: "allReduce", reducing: true)
         let mpiOp = op.mpiOp(for: tensor.dtype)
+        let wantsShm = AllReduceAlgorithm.forAllReduce == .shm
+            && AllReduceAlgorithm.eligible(type: b.mpiType, op: mpiOp, bytes: Int(b.count) * MPIWait.byteSize(b.mpiType),
+                                           minBytes: AllReduceAlgorithm.minBytesForAllReduce)
         return try g.run("allReduce", async: async, {
-            try MPIWait.allReduce(b.pointer, count: b.count, type: b.mpiType, op: mpiOp, comm: g.comm, name: "allReduce")
+            if wantsShm, try g.allReduceAlgorithm(.shm) == .shm, let shm = g.sharedMemory {
+                try shm.allReduce(b.pointer, count: Int(b.count), type: b.mpiType, polling: MPIWait.polling(overlapping: false),
+                                  name: "allReduce")
+            } else {
+                try MPIWait.allReduce(b.pointer, count: b.count, type: b.mpiType, op: mpiOp, comm: g.comm, name: "allReduce")
+            }
         }, finish: {
             if op == .avg { b.divide(by: g.size) }
             b.writeBack()
         })
+    }
+
+    /// The algorithm `allReduce` uses for `tensor` with `op` on `group` (a SwiftTorch addition, for
+    /// benchmarks and diagnostics): `.shm` for float32/float64 sums and averages of at least
+    /// SWIFTTORCH_SHM_MIN_KB (default 1024) when every rank shares this host and SWIFTTORCH_ALLREDUCE is not
+    /// `mpi`; else `.mpi`. The first call that could use `.shm` on a group is collective (it looks at the
+    /// ranks' hosts), like `allReduce` itself.
+    public static func allReduceAlgorithm(for tensor: Tensor, op: ReduceOp = .sum, group: ProcessGroup? = nil) throws -> AllReduceAlgorithm {
+        let g = resolve(group, "allReduceAlgorithm")
+        let b = StagedBuffer(tensor, op: "allReduceAlgorithm", reducing: true)
+        let mpiOp = op.mpiOp(for: tensor.dtype)
+        guard AllReduceAlgorithm.forAllReduce == .shm,
+              AllReduceAlgorithm.eligible(type: b.mpiType, op: mpiOp, bytes: Int(b.count) * MPIWait.byteSize(b.mpiType),
+                                          minBytes: AllReduceAlgorithm.minBytesForAllReduce) else { return .mpi }
+        var algorithm = AllReduceAlgorithm.mpi
+        _ = try g.run("allReduceAlgorithm", async: false) { algorithm = try g.allReduceAlgorithm(.shm) }
+        return algorithm
     }
 
     /// Copies `tensor` from rank `src` to every rank (PyTorch's `broadcast`).

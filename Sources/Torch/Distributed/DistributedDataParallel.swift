@@ -39,6 +39,10 @@ extension nn.parallel {
         /// Number of gradient buckets, and the elements in each, in launch order (diagnostics; PyTorch
         /// logs these as `num_buckets` / `bucket_sizes`).
         public var bucketSizes: [Int] { reducer.buckets.map { $0.flat.numel } }
+        /// How the gradient buckets are summed (a SwiftTorch addition): `.shm`, a shared-memory reduction,
+        /// when every rank runs on this host and SWIFTTORCH_DDP_ALLREDUCE is not `mpi`; else `.mpi`
+        /// (MPI_Allreduce / MPI_Iallreduce).
+        public var allReduceAlgorithm: AllReduceAlgorithm { reducer.algorithm }
         /// A private copy of `processGroup`'s communicator for the buffers and buckets, so they never
         /// mix with collectives the program itself issues.
         private let ownGroup: dist.ProcessGroup
@@ -71,7 +75,8 @@ extension nn.parallel {
             let params = module.parameters().filter { $0.requiresGrad }
             precondition(!params.isEmpty, "DistributedDataParallel is not needed when a module doesn't have any parameter that requires a gradient.")
             let cap = Int(bucketCapMB * 1_048_576)
-            reducer = GradientReducer(params: params, group: ownGroup, bucketCapBytes: cap,
+            let algorithm = try ownGroup.allReduceAlgorithm(AllReduceAlgorithm.forDDP)
+            reducer = GradientReducer(params: params, group: ownGroup, algorithm: algorithm, bucketCapBytes: cap,
                                       firstBucketBytes: Swift.min(cap, 1_048_576),
                                       gradientAsBucketView: gradientAsBucketView)
             super.init()

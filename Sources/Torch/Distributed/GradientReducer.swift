@@ -7,6 +7,18 @@ import CMPIShim
 /// backward goes on; when the last bucket is out, the hook waits for all of them and copies the
 /// averages back into `.grad`, so `backward()` returns with averaged gradients as in PyTorch (or, with
 /// `gradientAsBucketView`, makes each `.grad` a view of its bucket slot, which skips that copy).
+///
+/// Does the all-reduce of an early bucket progress while backward computes? (Issue 27; see
+/// `CommunicationTimeline`, printed by `ddp-worker bench-ddp ... trace`.) With `shm` (the default on one
+/// host), yes by construction: the communication thread itself copies and sums the bucket between barriers,
+/// so the work happens when that thread runs, during backward. With `mpi`, the early buckets go out as
+/// MPI_Iallreduce, which Open MPI's libnbc advances only inside MPI calls: the communication thread polls
+/// MPI_Test (MPIWait.wait), so it does progress during backward, one schedule round per test, but (Open MPI
+/// 4.1's nbc_iallreduce.c) an in-place MPI_Iallreduce always takes the binomial tree, reduce to rank 0 then
+/// broadcast, every level moving the whole bucket through one rank, whatever the bucket size; and once the
+/// poll loop has waited 1 ms it sleeps 50 µs between tests, which a many-round schedule pays at every round.
+/// Open MPI's tuned settings (`--mca coll_tuned_allreduce_algorithm`) change only the blocking MPI_Allreduce,
+/// i.e. the last bucket, or every bucket with SWIFTTORCH_MPI_WAIT=block.
 final class GradientReducer {
     final class Bucket {
         let flat: Tensor
@@ -14,11 +26,17 @@ final class GradientReducer {
         var members: [(param: Int, offset: Int)] = []
         var pending = 0
         var work: dist.Work?
+        /// When its all-reduce began and returned (absolute; traced runs only).
+        var reduceStart = 0.0, reduceEnd = 0.0
         init(numel: Int, dtype: DType) { flat = torch.zeros([numel], dtype: dtype) }
     }
 
     let params: [nn.Parameter]
     let group: dist.ProcessGroup
+    /// How the buckets are summed: decided once at construction (every rank decides alike).
+    let algorithm: AllReduceAlgorithm
+    /// The communication timeline (SWIFTTORCH_DDP_TRACE=1).
+    private(set) var trace: ReducerTrace?
     private(set) var buckets: [Bucket] = []
     /// Bucket and offset of each parameter.
     private var location: [(bucket: Int, offset: Int)] = []
@@ -31,15 +49,17 @@ final class GradientReducer {
     /// Whether the current iteration's forward ran with synchronisation on (not inside `noSync`).
     var syncThisIteration = true
 
-    init(params: [nn.Parameter], group: dist.ProcessGroup, bucketCapBytes: Int, firstBucketBytes: Int,
-         gradientAsBucketView: Bool = false) {
+    init(params: [nn.Parameter], group: dist.ProcessGroup, algorithm: AllReduceAlgorithm, bucketCapBytes: Int,
+         firstBucketBytes: Int, gradientAsBucketView: Bool = false) {
         self.params = params
+        self.algorithm = algorithm
         self.gradientAsBucketView = gradientAsBucketView
         self.group = group
         self.scale = 1.0 / Double(group.size)
         marked = [Bool](repeating: false, count: params.count)
         location = [(bucket: Int, offset: Int)](repeating: (0, 0), count: params.count)
         assignBuckets(capBytes: bucketCapBytes, firstBytes: firstBucketBytes)
+        if ReducerTrace.enabled { trace = ReducerTrace(bucketBytes: buckets.map { $0.flat.numel * $0.flat.dtype.itemSize }) }
         for (i, p) in params.enumerated() {
             handles.append(p.registerPostAccumulateGradHook { [unowned self] _ in self.markReady(i) })
         }
@@ -114,6 +134,7 @@ final class GradientReducer {
     /// The post-accumulate-grad hook of parameter `i`.
     private func markReady(_ i: Int) {
         guard syncThisIteration else { return }
+        trace?.gradientArrived()
         let p = params[i]
         let (b, offset) = location[i]
         copyScaled(p.grad!, into: buckets[b].flat, at: offset)
@@ -135,7 +156,10 @@ final class GradientReducer {
             launch(buckets[nextToLaunch], index: nextToLaunch)
             nextToLaunch += 1
         }
-        if nextToLaunch == buckets.count { finish() }
+        if nextToLaunch == buckets.count {
+            trace?.backwardFinished()
+            finish()
+        }
     }
 
     /// Starts the all-reduce of `bucket`: on the communication thread, except the last bucket,
@@ -149,11 +173,21 @@ final class GradientReducer {
         // in float32 and rounded once, where PyTorch's backends sum in half precision).
         let buffer = StagedBuffer(flat, op: name, reducing: true)
         let overlapping = index != buckets.count - 1
+        let shm = algorithm == .shm ? group.sharedMemory : nil
+        let traced = trace != nil
+        trace?.launched(index)
         do {
             bucket.work = try group.run(name, async: overlapping, {
-                try MPIWait.allReduce(buffer.pointer, count: buffer.count, type: buffer.mpiType, op: STMPI_SUM, comm: comm,
-                                      overlapping: overlapping, name: name)
+                if traced { bucket.reduceStart = Watchdog.now() }
+                if let shm {
+                    try shm.allReduce(buffer.pointer, count: Int(buffer.count), type: buffer.mpiType,
+                                      polling: MPIWait.polling(overlapping: overlapping), name: name)
+                } else {
+                    try MPIWait.allReduce(buffer.pointer, count: buffer.count, type: buffer.mpiType, op: STMPI_SUM, comm: comm,
+                                          overlapping: overlapping, name: name)
+                }
                 buffer.writeBack()
+                if traced { bucket.reduceEnd = Watchdog.now() }
             })
         } catch {
             fail(error)
@@ -162,9 +196,10 @@ final class GradientReducer {
 
     /// Waits for every bucket, writes the averages into `.grad`, and resets for the next iteration.
     private func finish() {
-        for bucket in buckets {
+        for (index, bucket) in buckets.enumerated() {
             do { try bucket.work?.wait() } catch { fail(error) }
             bucket.work = nil
+            trace?.reducedBucket(index, start: bucket.reduceStart, end: bucket.reduceEnd)
             for (i, offset) in bucket.members {
                 let p = params[i]
                 let src = bucket.flat.narrow(0, offset, p.numel)
@@ -190,6 +225,7 @@ final class GradientReducer {
         for i in marked.indices { marked[i] = false }
         markedCount = 0
         nextToLaunch = 0
+        trace?.iterationFinished()
     }
 
     private func fail(_ error: Error) -> Never {

@@ -46,8 +46,14 @@ enum MPIRuntime {
         }
     }
 
+    /// Shared windows still allocated (groups never destroyed, such as DDP's own): freed before MPI_Finalize,
+    /// in creation order, which is the same on every rank.
+    nonisolated(unsafe) static var sharedWindows: [SharedMemoryAllReduce] = []
+
     static func finalize() throws {
         guard !finalized else { return }
+        for shm in sharedWindows { try shm.free() }
+        sharedWindows = []
         finalized = true
         try check(stmpi_finalize(), "destroyProcessGroup")
     }

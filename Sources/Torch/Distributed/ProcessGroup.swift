@@ -22,6 +22,10 @@ extension dist {
         private let ownsComm: Bool
         private var worker: CommThread?
         private var destroyed = false
+        /// Whether the ranks' hosts were looked at (`allReduceAlgorithm(_:)`).
+        private var hostsProbed = false
+        /// The shared-memory all-reduce over the group, when every rank is on this host.
+        private(set) var sharedMemory: SharedMemoryAllReduce?
 
         init(comm: stmpi_comm, ownsComm: Bool, timeout: Double) throws {
             var r: Int32 = 0, s: Int32 = 0
@@ -81,12 +85,37 @@ extension dist {
             return t
         }
 
+        /// The algorithm that runs when `requested` is asked for: `shm` only where every rank of the group shares
+        /// this host (`AllReduceAlgorithm.choose`). The first call that asks for `shm` looks at the ranks' hosts
+        /// and allocates the shared window: collective, so every rank must reach it at the same point of the
+        /// group's sequence of collectives (inside an operation's body, or where the group is created).
+        func allReduceAlgorithm(_ requested: AllReduceAlgorithm) throws -> AllReduceAlgorithm {
+            guard requested == .shm, size > 1 else { return .mpi }
+            if !hostsProbed {
+                hostsProbed = true
+                let probe = try SharedMemoryAllReduce.ranksOnThisHost(of: comm)
+                if AllReduceAlgorithm.choose(requested: .shm, groupSize: size, ranksOnThisHost: probe?.count) == .shm, let probe {
+                    let shm = try SharedMemoryAllReduce(nodeComm: probe.comm)
+                    MPIRuntime.sharedWindows.append(shm)
+                    sharedMemory = shm
+                } else if let probe {
+                    try MPIRuntime.check(stmpi_comm_free(probe.comm), "allReduce (MPI_Comm_free)")
+                }
+            }
+            return sharedMemory == nil ? .mpi : .shm
+        }
+
         /// Finishes pending work and frees the communicator.
         func destroy() throws {
             guard !destroyed else { return }
             worker?.stop()
             worker = nil
             destroyed = true
+            if let shm = sharedMemory {
+                sharedMemory = nil
+                MPIRuntime.sharedWindows.removeAll { $0 === shm }
+                try shm.free()
+            }
             if ownsComm { try MPIRuntime.check(stmpi_comm_free(comm), "destroyProcessGroup") }
         }
     }
