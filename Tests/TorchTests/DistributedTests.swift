@@ -1,3 +1,4 @@
+import CMPIShim
 import Foundation
 import XCTest
 @testable import Torch
@@ -140,6 +141,77 @@ final class DistributedTests: XCTestCase {
         let run = try mpirun(3, ["collectives"])
         XCTAssertEqual(run.status, 0, run.output)
         XCTAssertEqual(run.result("collectives")?["failures"], "0", run.output)
+    }
+
+    // MARK: The shared-memory all-reduce
+
+    /// `dist.allReduce` through shared memory (every size, 4 KB chunks so sizes span several chunks and
+    /// slices) against `MPI_Allreduce` on the same random inputs: float32/float64, sum and avg, odd sizes,
+    /// several calls in a row; the very bits on 2 ranks, identical bits on every rank with 3.
+    func testSharedMemoryAllReduceGivesMPIsValues() throws {
+        for np in [2, 3] {
+            let run = try mpirun(np, ["shm-allreduce"], environment: ["SWIFTTORCH_SHM_MIN_KB": "0", "SWIFTTORCH_SHM_CHUNK_KB": "4"])
+            XCTAssertEqual(run.status, 0, run.output)
+            let r = try XCTUnwrap(run.result("shm-allreduce"), run.output)
+            XCTAssertEqual(r["failures"], "0", run.output)
+            XCTAssertEqual(r["world"], "\(np)")
+            XCTAssertGreaterThan(Int(r["checks"]!)!, 100, run.output)
+        }
+    }
+
+    /// Every collective check with each float sum and average of `allReduce` (empty and 0-d tensors, half
+    /// precision through float32 staging, async) on the shared-memory path.
+    func testCollectivesWithTheSharedMemoryAllReduce() throws {
+        let run = try mpirun(2, ["collectives"], environment: ["SWIFTTORCH_SHM_MIN_KB": "0", "SWIFTTORCH_SHM_CHUNK_KB": "4"])
+        XCTAssertEqual(run.status, 0, run.output)
+        XCTAssertEqual(run.result("collectives")?["failures"], "0", run.output)
+    }
+
+    /// DDP reaches the single-process weights with either algorithm (`SWIFTTORCH_DDP_ALLREDUCE`), with
+    /// buckets spanning several shared-memory chunks (4 KB) and several buckets.
+    func testDDPMatchesOneProcessWithEitherAllReduceAlgorithm() throws {
+        for algorithm in ["shm", "mpi"] {
+            for (model, dtype, bucket, tol) in [("mlp", "float64", "0.001", 1e-12), ("cnn", "float32", "25", 1e-5)] {
+                let run = try mpirun(2, ["equivalence", model, dtype, bucket],
+                                     environment: ["SWIFTTORCH_DDP_ALLREDUCE": algorithm, "SWIFTTORCH_SHM_CHUNK_KB": "4"])
+                XCTAssertEqual(run.status, 0, run.output)
+                let r = try XCTUnwrap(run.result("equivalence"), run.output)
+                XCTAssertEqual(r["algorithm"], algorithm, run.output)
+                XCTAssertLessThanOrEqual(Double(r["maxAbsDiff"]!)!, tol, "\(algorithm) \(model) \(dtype): \(run.output)")
+                XCTAssertEqual(Double(r["rankSpread"]!)!, 0, "ranks hold identical weights (\(algorithm) \(model) \(dtype))")
+            }
+        }
+    }
+
+    /// The choice is pure: shared memory only when asked for, with several ranks, all on this host; a group
+    /// spanning hosts (each rank sees fewer ranks on its host than in the group) falls back to MPI on every rank.
+    func testAllReduceAlgorithmFallsBackToMPIWhenTheGroupSpansHosts() {
+        XCTAssertEqual(AllReduceAlgorithm.choose(requested: .shm, groupSize: 8, ranksOnThisHost: 8), .shm)
+        XCTAssertEqual(AllReduceAlgorithm.choose(requested: .shm, groupSize: 8, ranksOnThisHost: 4), .mpi, "two hosts")
+        XCTAssertEqual(AllReduceAlgorithm.choose(requested: .shm, groupSize: 8, ranksOnThisHost: 1), .mpi, "one rank per host")
+        XCTAssertEqual(AllReduceAlgorithm.choose(requested: .shm, groupSize: 8, ranksOnThisHost: nil), .mpi, "no MPI-3 windows")
+        XCTAssertEqual(AllReduceAlgorithm.choose(requested: .mpi, groupSize: 8, ranksOnThisHost: 8), .mpi, "asked for MPI")
+        XCTAssertEqual(AllReduceAlgorithm.choose(requested: .shm, groupSize: 1, ranksOnThisHost: 1), .mpi, "nothing to reduce")
+        XCTAssertTrue(AllReduceAlgorithm.eligible(type: STMPI_FLOAT, op: STMPI_SUM, bytes: 1 << 20, minBytes: 1 << 20))
+        XCTAssertTrue(AllReduceAlgorithm.eligible(type: STMPI_DOUBLE, op: STMPI_SUM, bytes: 8 << 20, minBytes: 1 << 20))
+        XCTAssertFalse(AllReduceAlgorithm.eligible(type: STMPI_FLOAT, op: STMPI_SUM, bytes: 1000, minBytes: 1 << 20), "small")
+        XCTAssertFalse(AllReduceAlgorithm.eligible(type: STMPI_FLOAT, op: STMPI_MAX, bytes: 1 << 20, minBytes: 0), "max")
+        XCTAssertFalse(AllReduceAlgorithm.eligible(type: STMPI_INT64, op: STMPI_SUM, bytes: 1 << 20, minBytes: 0), "int64")
+    }
+
+    /// The ranks' slices of a chunk tile it exactly, each starting on a 64-byte boundary.
+    func testSharedMemorySlicesTileTheChunk() {
+        for (n, ranks, item) in [(1, 2, 4), (17, 3, 4), (1001, 2, 8), (1025, 8, 4), (524_288, 8, 4), (5, 8, 8)] {
+            var next = 0
+            for q in 0..<ranks {
+                let (lo, hi) = SharedMemoryAllReduce.slice(q, of: n, ranks: ranks, itemSize: item)
+                XCTAssertEqual(lo, next, "n \(n) ranks \(ranks) rank \(q)")
+                XCTAssertLessThanOrEqual(lo, hi)
+                XCTAssertTrue(lo == n || (lo * item) % 64 == 0, "aligned start")
+                next = hi
+            }
+            XCTAssertEqual(next, n, "n \(n) ranks \(ranks) covered")
+        }
     }
 
     // MARK: DistributedDataParallel

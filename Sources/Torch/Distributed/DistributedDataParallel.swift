@@ -11,6 +11,9 @@ extension nn.parallel {
     /// At construction, rank 0's parameters and buffers are broadcast to every rank. Gradients
     /// are averaged in buckets (25 MB, reverse parameter order) that start their all-reduce from
     /// autograd hooks as soon as they fill, overlapping communication with the rest of backward.
+    /// When every rank runs on one host the buckets are summed through an MPI-3 shared-memory window
+    /// (`allReduceAlgorithm` `.shm`; SWIFTTORCH_DDP_ALLREDUCE=mpi asks for MPI's all-reduce instead), and
+    /// SWIFTTORCH_DDP_TRACE=1 records when each bucket was reduced (`communicationTimeline`).
     /// State-dict keys carry the `module.` prefix, as in PyTorch.
     ///
     /// ```swift

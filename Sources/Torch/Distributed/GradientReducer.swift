@@ -151,15 +151,13 @@ final class GradientReducer {
         markedCount += 1
         let b = location[i].bucket
         buckets[b].pending -= 1
+        if markedCount == params.count { trace?.backwardFinished() }   // before the last bucket's synchronous all-reduce
         // Buckets go out strictly in order so every rank issues the same sequence of all-reduces.
         while nextToLaunch < buckets.count && buckets[nextToLaunch].pending == 0 {
             launch(buckets[nextToLaunch], index: nextToLaunch)
             nextToLaunch += 1
         }
-        if nextToLaunch == buckets.count {
-            trace?.backwardFinished()
-            finish()
-        }
+        if nextToLaunch == buckets.count { finish() }
     }
 
     /// Starts the all-reduce of `bucket`: on the communication thread, except the last bucket,
