@@ -26,7 +26,8 @@ const char *stcu_kernel_args_source(void) {
         STCU_DECLARE(stcu_opt_args, STCU_OPT_FIELDS)
         STCU_DECLARE(stcu_conv_args, STCU_CONV_FIELDS)
         STCU_DECLARE(stcu_pool_args, STCU_POOL_FIELDS)
-        STCU_DECLARE(stcu_resample_args, STCU_RESAMPLE_FIELDS);
+        STCU_DECLARE(stcu_resample_args, STCU_RESAMPLE_FIELDS)
+        STCU_DECLARE(stcu_fused_args, STCU_FUSED_FIELDS);
     return text;
 }
 

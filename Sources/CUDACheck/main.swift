@@ -195,6 +195,7 @@ if runChecks {
     }
     // Interpolation, padding, shuffles, fold/unfold, grid sampling, unpooling, adaptive/LP/3-D pooling, norms.
     cnnOpChecks { name, tol, program in checkOnBoth(name, tol: tol, program) }
+    fusedKernelChecks { name, tol, program in checkOnBoth(name, tol: tol, program) }   // FusedKernelChecks.swift
     checkOnBoth("Embedding, LayerNorm, GroupNorm forward and backward", tol: 1e-4) { dev in
         torch.manualSeed(24)
         let emb = nn.Embedding(1000, 64, paddingIdx: 0), ln = nn.LayerNorm(64), gn = nn.GroupNorm(4, 32)

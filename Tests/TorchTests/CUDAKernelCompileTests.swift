@@ -46,6 +46,17 @@ final class CUDAKernelCompileTests: XCTestCase {
         }
     }
 
+    /// The fused row-wise kernels (softmax, cross-entropy, layer/batch norm) exist for the floating types, the
+    /// median/mode picks of sorted rows for every dtype; the NVRTC test above compiles each of these modules.
+    func testFusedModulesCoverTheirDTypes() {
+        for d in DType.allCases {
+            let names = Set(KernelCatalog.module(.fused, d).functions.values)
+            let expected = Set(FusedKernelOp.allCases.filter { $0.supports(d) }.map { "fused_\($0.name)_\(KernelPrelude.tag(d))" })
+            XCTAssertEqual(names, expected, "fused module for \(d)")
+            XCTAssertEqual(names.count, d.isFloatingPoint ? FusedKernelOp.allCases.count : 2, "fused module for \(d)")
+        }
+    }
+
     func testDiskCacheKeyDependsOnSourceAndArchitecture() {
         let a = KernelCompiler.fingerprint(["x", "90"]), b = KernelCompiler.fingerprint(["x", "80"])
         XCTAssertNotEqual(a, b)

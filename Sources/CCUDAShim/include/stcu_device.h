@@ -102,6 +102,19 @@ typedef struct { STCU_POOL_FIELDS } stcu_pool_args;
 /// forward's tap-major input indices, or the adjoint's per-position entry lists) and their `weight`s.
 typedef struct { STCU_RESAMPLE_FIELDS } stcu_resample_args;
 
+#define STCU_FUSED_FIELDS                                                                                 \
+    long long outer;                                                                                      \
+    long long length;                                                                                     \
+    long long inner;                                                                                      \
+    long long flags;                                                                                      \
+    long long index;                                                                                      \
+    unsigned long long ptr[8];                                                                            \
+    double f[4];
+/// Fused row-wise kernels (softmax, cross-entropy, layer/batch norm, picks from sorted rows) over a
+/// [outer, length, inner] geometry: `ptr` the operands (0 = absent), `flags` options, `index` an integer
+/// parameter (cross-entropy's ignore_index), `f` scalars. FusedKernelSource documents each kernel's use.
+typedef struct { STCU_FUSED_FIELDS } stcu_fused_args;
+
 /// C declarations of the argument structs above, for the kernel sources.
 const char *stcu_kernel_args_source(void);
 

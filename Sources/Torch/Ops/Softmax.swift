@@ -5,7 +5,7 @@ import CTorchKernels
 /// The input is viewed as `[outer, n, inner]` (n = the softmax dim). The last-dim case (inner = 1)
 /// works row by row: max, `x - max`, vectorized exp (`ct_vexp_f32` for float32), sum, scale. Other
 /// dims work on contiguous `inner`-wide rows with per-column running max and sum, so no transpose is
-/// needed. Backward formulas are fused kernels when no graph is being built, and differentiable
+/// needed. On CUDA, forward and backward are one launch each (`CUDAFused`). Backward formulas are fused kernels when no graph is being built, and differentiable
 /// tensor expressions under `createGraph`.
 
 /// PyTorch's message for softmax on a non-floating dtype.
@@ -236,15 +236,7 @@ private func contiguousAs(_ t: Tensor, _ dtype: DType) -> Tensor {
 
 /// Forward without autograd: softmax or log_softmax of `x` over normalised dim `d`.
 private func softmaxForward(_ x: Tensor, _ d: Int, log: Bool) -> Tensor {
-    if _slowPath(x.isCuda) {
-        // CUDA: composed from the device's reductions and pointwise kernels (a fused kernel comes later).
-        return torch.noGrad {
-            let z = x.dim == 0 ? x - x : x - x.amax(dim: [d], keepdim: true)
-            if log { return z - z.exp().sum(dim: d, keepdim: true).log() }
-            let e = z.exp()
-            return e / e.sum(dim: d, keepdim: true)
-        }
-    }
+    if _slowPath(x.isCuda) { return CUDAFused.softmax(x, dim: d, log: log) }   // one row-wise launch
     let compute = x.dtype.computeType
     let src = contiguousAs(x, compute)
     let out = Tensor(uninitializedShape: x.shape, dtype: compute)
@@ -263,10 +255,11 @@ private func softmaxForward(_ x: Tensor, _ d: Int, log: Bool) -> Tensor {
 /// The input gradient of softmax / log_softmax from the output gradient `g` and the output `y`.
 /// Fused when no graph is recorded, differentiable tensor ops otherwise.
 private func softmaxBackward(_ g: Tensor, _ y: Tensor, _ d: Int, log: Bool) -> Tensor {
-    if GradMode.isEnabled || y.isCuda {
+    if GradMode.isEnabled {
         if log { return g - y.exp() * g.sum(dim: d, keepdim: true) }
         return y * (g - (g * y).sum(dim: d, keepdim: true))
     }
+    if _slowPath(y.isCuda) { return CUDAFused.softmaxBackward(g, y, dim: d, log: log) }
     let compute = y.dtype.computeType
     let gc = contiguousAs(g, compute), yc = contiguousAs(y, compute)
     let gx = Tensor(uninitializedShape: y.shape, dtype: compute)

@@ -213,21 +213,28 @@ func sortAlongDim(_ x: Tensor, _ d: Int, descending: Bool, _ selection: RowSelec
 }
 
 /// `sortAlongDim` on a CUDA device: one stable sort of every row (`CUDASorting`), then the selection's
-/// slice of it. The median and mode selections have no CUDA kernel yet.
+/// slice of it; median and mode pick from the sorted rows with one more launch (`CUDAFused.pickSortedRows`).
 private func deviceSortAlongDim(_ x: Tensor, _ d: Int, descending: Bool, _ selection: RowSelection) -> (Tensor, Tensor) {
     let n = x.shape[d], last = x.dim - 1
-    let start: Int
+    var start = 0
+    var pick: (op: FusedKernelOp, ignoreNaN: Bool)? = nil
     switch selection {
-    case .all, .first: start = 0
+    case .all, .first: break
     case .position(let p): start = p
-    case .median, .mode:
-        preconditionFailure("NotImplementedError: Could not run 'aten::\(selection.opName)' with arguments from the 'CUDA' "
-            + "backend (shape \(shapeString(x.shape))); move the tensor with .cpu() first.")
+    case .median(let ignoreNaN): pick = (.medianRows, ignoreNaN)
+    case .mode: pick = (.modeRows, false)
     }
     let rows = (d == last ? x : x.movedim(d, last)).contiguous()
-    var (v, i) = CUDASorting.sortRows(rows, rows: n == 0 ? 0 : rows.numel / n, length: n, descending: descending)
+    let rowCount = n == 0 ? 0 : rows.numel / n
+    var (v, i) = CUDASorting.sortRows(rows, rows: rowCount, length: n, descending: descending)
     let count = selection.outputCount(rowLength: n)
-    if count != n { v = v.narrow(last, start, count); i = i.narrow(last, start, count) }
+    if let pick {
+        let (pv, pi) = CUDAFused.pickSortedRows(pick.op, values: v, positions: i, rows: rowCount, length: n, ignoreNaN: pick.ignoreNaN)
+        let shape = Array(rows.shape.dropLast()) + [1]
+        v = pv.view(shape); i = pi.view(shape)
+    } else if count != n {
+        v = v.narrow(last, start, count); i = i.narrow(last, start, count)
+    }
     if d != last { v = v.movedim(last, d); i = i.movedim(last, d) }
     return (v.contiguous(), i.contiguous())
 }
@@ -355,7 +362,8 @@ public typealias UniqueResult = (output: Tensor, inverse: Tensor?, counts: Tenso
 /// Unique values (or slices along `dim`): the first original position of each group, each element's
 /// group, and the group sizes. `sortFirst` false gives `unique_consecutive`.
 private func uniqueCore(_ x: Tensor, dim: Int?, sortFirst: Bool, op: String) -> (output: Tensor, inverse: Tensor, counts: Tensor) {
-    torch.noGrad {
+    if _slowPath(x.isCuda) { return deviceUniqueCore(x, dim: dim, sortFirst: sortFirst, op: op) }
+    return torch.noGrad {
         var order: [Int]
         var starts: [Bool]
         let base: Tensor, d: Int, inverseShape: [Int]
@@ -411,6 +419,64 @@ private func uniqueCore(_ x: Tensor, dim: Int?, sortFirst: Bool, op: String) -> 
         }
         let output = base.indexSelect(d, Tensor(first, shape: [first.count]))
         return (output, Tensor(inverse, shape: inverseShape), Tensor(counts, shape: [counts.count]))
+    }
+}
+
+/// `uniqueCore` on a CUDA device, from device ops: a stable sort (for slices along `dim`, one stable sort per
+/// column from the last to the first, which orders the slices lexicographically), group starts where a value
+/// differs from the one before, group ids as their running sum. Selecting the starts with a mask (one wait
+/// for the GPU to size the outputs, as in PyTorch) gives each group's first original position, which picks
+/// the output; the ids scattered back through the sort's permutation give the inverse, and the gaps between
+/// starts the counts.
+private func deviceUniqueCore(_ x: Tensor, dim: Int?, sortFirst: Bool, op: String) -> (output: Tensor, inverse: Tensor, counts: Tensor) {
+    torch.noGrad {
+        let base: Tensor, d: Int, inverseShape: [Int], order: Tensor, starts: Tensor
+        if let dim {
+            precondition(x.dim > 0, "\(op): dim \(dim) is out of range for a 0-d tensor")
+            d = normalizeDim(dim, x.dim, op: op)
+            base = x
+            let m = x.shape[d]
+            inverseShape = [m]
+            let width = m == 0 ? 0 : x.numel / m
+            let rows = x.movedim(d, 0).reshape([m, width])
+            var perm = torch.arange(0, m, device: x.device)
+            if sortFirst && m > 1 {
+                for j in stride(from: width - 1, through: 0, by: -1) {
+                    let column = rows.select(1, j).indexSelect(0, perm)
+                    perm = perm.indexSelect(0, sortAlongDim(column, 0, descending: false, .all).1)
+                }
+            }
+            order = perm
+            let sortedRows = rows.indexSelect(0, perm)
+            starts = m == 0 ? torch.zeros([0], dtype: .bool, device: x.device)
+                : torch.cat([torch.ones([1], dtype: .bool, device: x.device),
+                             (sortedRows[1...] .!= sortedRows[..<(m - 1)]).any(dim: 1)])
+        } else {
+            d = 0
+            base = x.reshape([x.numel])
+            inverseShape = x.shape
+            let n = base.numel
+            var sorted = base
+            if sortFirst {
+                let (sv, si) = sortAlongDim(base, 0, descending: false, .all)
+                sorted = sv
+                order = si
+            } else {
+                order = torch.arange(0, n, device: x.device)
+            }
+            starts = n == 0 ? torch.zeros([0], dtype: .bool, device: x.device)
+                : torch.cat([torch.ones([1], dtype: .bool, device: x.device), sorted[1...] .!= sorted[..<(n - 1)]])
+        }
+        let count = order.numel
+        if count == 0 {
+            let empty = torch.zeros([0], dtype: .int64, device: x.device)
+            return (base.indexSelect(d, empty), torch.zeros(inverseShape, dtype: .int64, device: x.device), empty)
+        }
+        let group = starts.to(.int64).cumsum(dim: 0) - 1
+        let startPositions = torch.arange(0, count, device: x.device)[starts]
+        let inverse = torch.zeros([count], dtype: .int64, device: x.device).scatter(0, order, group)
+        let ends = torch.cat([startPositions[1...], torch.full([1], Double(count), dtype: .int64, device: x.device)])
+        return (base.indexSelect(d, order[starts]), inverse.reshape(inverseShape), ends - startPositions)
     }
 }
 

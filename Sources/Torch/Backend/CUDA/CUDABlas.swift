@@ -24,6 +24,7 @@ enum CUDABlas {
         let (opB, ldb) = operand(b.shape[0], b.shape[1], b.strides[0], b.strides[1])
         let ldc = m == 1 ? Swift.max(n, 1) : out.strides[0]
         ctx.bind()
+        CUDALaunchCounter.gemms &+= 1
         let r = stcu_dev_gemm(handle, opB, opA, Int32(n), Int32(m), Int32(k), alpha, b.deviceAddress, Int32(ldb),
                               a.deviceAddress, Int32(lda), beta, out.deviceAddress, Int32(ldc), element)
         if r != 0 {
@@ -47,6 +48,7 @@ enum CUDABlas {
         let (opA, lda) = operand(m, k, a.strides[1], a.strides[2])
         let (opB, ldb) = operand(k, n, b.strides[1], b.strides[2])
         ctx.bind()
+        CUDALaunchCounter.gemms &+= 1
         let r = stcu_dev_gemm_batched(handle, opB, opA, Int32(n), Int32(m), Int32(k), 1, b.deviceAddress, Int32(ldb),
                                       Int64(batch == 1 ? 0 : b.strides[0]), a.deviceAddress, Int32(lda),
                                       Int64(batch == 1 ? 0 : a.strides[0]), 0, out.deviceAddress, Int32(Swift.max(n, 1)),

@@ -122,6 +122,7 @@ enum CUDAElementwise {
                 guard case .cuda(let i) = dst.device else { return }
                 let ctx = CUDARuntime.device(i)
                 ctx.bind()
+                CUDALaunchCounter.copies &+= 1
                 CUDARuntime.check(stcu_dev_dtod(dst.deviceAddress, src.deviceAddress, dst.numel * dst.dtype.itemSize, ctx.stream), "cuMemcpyDtoD")
                 return
             }
@@ -188,6 +189,7 @@ enum CUDAElementwise {
         if value == 0 && t.isContiguous, case .cuda(let i) = t.device {
             let ctx = CUDARuntime.device(i)
             ctx.bind()
+            CUDALaunchCounter.copies &+= 1
             CUDARuntime.check(stcu_dev_memset8(t.deviceAddress, 0, t.numel * t.dtype.itemSize, ctx.stream), "cuMemsetD8Async")
             return
         }

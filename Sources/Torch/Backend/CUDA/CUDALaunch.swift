@@ -1,5 +1,18 @@
 import CCUDAShim
 
+/// How many device operations this process has issued, all devices together: kernel launches, cuBLAS calls and
+/// copy-engine operations (device-to-device copies and memsets). Tests read it before and after a training step
+/// to pin that step's launch count, so a change that adds launches shows; nothing here resets it. One
+/// unsynchronised increment per operation: a count, not a lock.
+enum CUDALaunchCounter {
+    nonisolated(unsafe) static var kernels = 0
+    nonisolated(unsafe) static var gemms = 0
+    nonisolated(unsafe) static var copies = 0
+
+    /// Everything issued so far.
+    static var total: Int { kernels &+ gemms &+ copies }
+}
+
 /// Kernel launches: every SwiftTorch kernel takes one argument struct by value (`stcu_ew_args`,
 /// `stcu_red_args`, …), runs on its device's one stream, and most walk their work items in a grid-stride loop.
 extension CUDADeviceContext {
@@ -9,6 +22,7 @@ extension CUDADeviceContext {
     func launch<Args>(_ id: KernelID, grid: (UInt32, UInt32), block: Int, args: inout Args, _ what: @autoclosure () -> String) {
         let f = function(id)
         bind()
+        CUDALaunchCounter.kernels &+= 1
         let r = withUnsafePointer(to: &args) {
             stcu_dev_launch(f, grid.0, grid.1, 1, UInt32(block), 1, 1, stream, $0, MemoryLayout<Args>.size)
         }

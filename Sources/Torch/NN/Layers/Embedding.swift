@@ -99,6 +99,25 @@ private func embeddingRenorm(_ weight: Tensor, _ idx: Tensor, maxNorm: Double, n
     if !rows.isEmpty { weight.storage.bumpVersion() }
 }
 
+/// `embeddingRenorm` of a table on a GPU, from device ops and without waiting for it: the referenced rows'
+/// `normType`-norms, a per-row scale (`maxNorm / (norm + 1e-7)` where the norm exceeds `maxNorm`, else 1), and
+/// the scaled rows written back in place (a row referenced twice gets the same value twice).
+private func deviceEmbeddingRenorm(_ weight: Tensor, _ flat: Tensor, maxNorm: Double, normType: Double) {
+    if flat.numel == 0 { return }
+    let rows = weight.indexSelect(0, flat)
+    let a = rows.abs()
+    let norm: Tensor
+    switch normType {
+    case .infinity: norm = a.amax(dim: [1])
+    case 0: norm = (rows .!= 0).to(rows.dtype).sum(dim: 1)
+    case 1: norm = a.sum(dim: 1)
+    case 2: norm = (rows * rows).sum(dim: 1).sqrt()
+    default: norm = a.pow(normType).sum(dim: 1).pow(1 / normType)
+    }
+    let scale = torch.where(norm .> maxNorm, maxNorm / (norm + 1e-7), torch.onesLike(norm))
+    weight[flat] = rows * scale.unsqueeze(1)
+}
+
 extension nn.functional {
     /// Rows of `weight` (`[numEmbeddings, embeddingDim]`) selected by the integer `input`
     /// (any shape, int64 or int32): the result has shape `input.shape + [embeddingDim]`
@@ -126,7 +145,9 @@ extension nn.functional {
             pad = paddingIdx < 0 ? v + paddingIdx : paddingIdx
         }
         let idx = embeddingIndices(input)
-        if !weight.storage.isHost { return embeddingOnDevice(idx, weight, paddingIdx: pad, maxNorm: maxNorm, scaleGradByFreq: scaleGradByFreq) }
+        if !weight.storage.isHost {
+            return embeddingOnDevice(idx, weight, paddingIdx: pad, maxNorm: maxNorm, normType: normType, scaleGradByFreq: scaleGradByFreq)
+        }
         precondition(idx.storage.isHost, sameDeviceMessage(idx.device, weight.device))
         if let maxNorm { torch.noGrad { embeddingRenorm(weight, idx, maxNorm: maxNorm, normType: normType) } }
         let table = weight.isContiguous ? weight : weight.contiguousCopy()
@@ -144,9 +165,9 @@ extension nn.functional {
     /// `embedding` of a table on a GPU: one gather of rows; the backward adds rows of the gradient into a
     /// zero table with one atomic `indexAdd_`, weighted by the padding row's zero and 1/frequency.
     private static func embeddingOnDevice(_ idx: Tensor, _ weight: Tensor, paddingIdx pad: Int, maxNorm: Double?,
-                                          scaleGradByFreq: Bool) -> Tensor {
-        precondition(maxNorm == nil, "NotImplementedError: Could not run 'aten::embedding_renorm_' with arguments from the 'CUDA' backend.")
+                                          normType: Double, scaleGradByFreq: Bool) -> Tensor {
         precondition(idx.device == weight.device, sameDeviceMessage(weight.device, idx.device))
+        if let maxNorm { torch.noGrad { deviceEmbeddingRenorm(weight, idx.reshape([idx.numel]), maxNorm: maxNorm, normType: normType) } }
         let v = weight.shape[0], d = weight.shape[1], count = idx.numel
         let flat = idx.reshape([count])
         let out = torch.noGrad { weight.indexSelect(0, flat) }.view(idx.shape + [d])

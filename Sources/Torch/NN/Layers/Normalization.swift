@@ -58,39 +58,53 @@ func nativeBatchNorm(_ input: Tensor, weight: Tensor?, bias: Tensor?, runningMea
         if let bias { out = out + channelView(bias, rank: input.dim) }
         return out
     }
+    let result: Tensor, mean: Tensor, invstd: Tensor
     if _slowPath(input.isCuda) {
-        return deviceBatchNorm(input, weight: weight, bias: bias, runningMean: runningMean, runningVar: runningVar,
-                               training: training, momentum: momentum, eps: eps)
-    }
-    let ct = input.dtype.computeType
-    let x = kernelOperand(input, ct)
-    let w = weight.map { kernelOperand($0, ct) }, b = bias.map { kernelOperand($0, ct) }
-    let rm = runningMean.map { kernelOperand($0, ct) }, rv = runningVar.map { kernelOperand($0, ct) }
-    let out = Tensor(uninitializedShape: input.shape, dtype: ct)
-    let mean = Tensor(uninitializedShape: [c], dtype: ct), invstd = Tensor(uninitializedShape: [c], dtype: ct)
-    func run<T: FloatElement>(_: T.Type) {
-        batchNormForwardKernel(UnsafePointer(x.pointer(T.self)), out.pointer(T.self), n: n, c: c, l: l,
-                               weight: w.map { UnsafePointer($0.pointer(T.self)) },
-                               bias: b.map { UnsafePointer($0.pointer(T.self)) },
-                               mean: mean.pointer(T.self), invstd: invstd.pointer(T.self),
-                               runningMean: rm?.pointer(T.self), runningVar: rv?.pointer(T.self),
-                               training: training, momentum: momentum, eps: eps)
-    }
-    switch ct {
-    case .float32: run(Float.self)
-    case .float64: run(Double.self)
-    default: preconditionFailure("batch_norm: unsupported dtype \(ct)")
-    }
-    if training {
-        func writeBack(_ stat: Tensor?, _ work: Tensor?) {
-            guard let stat, let work else { return }
-            if stat !== work { copyKernel(from: work, into: stat) }
-            stat.storage.bumpVersion()
+        // One launch (`CUDAFused.batchNorm`) when the running statistics can be updated in place in the input's
+        // dtype; otherwise (say float32 statistics for a float16 input) the composition of device ops.
+        let inPlace = [runningMean, runningVar].allSatisfy { s in
+            s.map { $0.dtype == input.dtype && $0.isContiguous && $0.device == input.device } ?? true
         }
-        writeBack(runningMean, rm)
-        writeBack(runningVar, rv)
+        guard inPlace else {
+            return deviceBatchNorm(input, weight: weight, bias: bias, runningMean: runningMean, runningVar: runningVar,
+                                   training: training, momentum: momentum, eps: eps)
+        }
+        for t in [weight, bias] { if let t { precondition(t.device == input.device, sameDeviceMessage(t.device, input.device)) } }
+        (result, mean, invstd) = CUDAFused.batchNorm(deviceOperand(input, input.dtype), weight: weight.map { deviceOperand($0, input.dtype) },
+                                                     bias: bias.map { deviceOperand($0, input.dtype) }, runningMean: runningMean,
+                                                     runningVar: runningVar, training: training, momentum: momentum, eps: eps)
+        if training { runningMean?.storage.bumpVersion(); runningVar?.storage.bumpVersion() }
+    } else {
+        let ct = input.dtype.computeType
+        let x = kernelOperand(input, ct)
+        let w = weight.map { kernelOperand($0, ct) }, b = bias.map { kernelOperand($0, ct) }
+        let rm = runningMean.map { kernelOperand($0, ct) }, rv = runningVar.map { kernelOperand($0, ct) }
+        let out = Tensor(uninitializedShape: input.shape, dtype: ct)
+        mean = Tensor(uninitializedShape: [c], dtype: ct); invstd = Tensor(uninitializedShape: [c], dtype: ct)
+        func run<T: FloatElement>(_: T.Type) {
+            batchNormForwardKernel(UnsafePointer(x.pointer(T.self)), out.pointer(T.self), n: n, c: c, l: l,
+                                   weight: w.map { UnsafePointer($0.pointer(T.self)) },
+                                   bias: b.map { UnsafePointer($0.pointer(T.self)) },
+                                   mean: mean.pointer(T.self), invstd: invstd.pointer(T.self),
+                                   runningMean: rm?.pointer(T.self), runningVar: rv?.pointer(T.self),
+                                   training: training, momentum: momentum, eps: eps)
+        }
+        switch ct {
+        case .float32: run(Float.self)
+        case .float64: run(Double.self)
+        default: preconditionFailure("batch_norm: unsupported dtype \(ct)")
+        }
+        if training {
+            func writeBack(_ stat: Tensor?, _ work: Tensor?) {
+                guard let stat, let work else { return }
+                if stat !== work { copyKernel(from: work, into: stat) }
+                stat.storage.bumpVersion()
+            }
+            writeBack(runningMean, rm)
+            writeBack(runningVar, rv)
+        }
+        result = ct == input.dtype ? out : out.to(input.dtype)
     }
-    let result = ct == input.dtype ? out : out.to(input.dtype)
     recordNormalization("NativeBatchNormBackward0", result, input: input, weight: weight, bias: bias,
                         saved: { // PyTorch's saved batch statistics are empty outside training.
         let stat = { (t: Tensor) in training ? t : Tensor(uninitializedShape: [0], dtype: t.dtype) }
@@ -105,7 +119,7 @@ func nativeBatchNorm(_ input: Tensor, weight: Tensor?, bias: Tensor?, runningMea
 
 /// Batch norm on a GPU, composed from the device's reductions and pointwise ops (autograd differentiates the
 /// composition); the running statistics are updated in place with the unbiased batch variance, as PyTorch does.
-/// A fused CUDA kernel (and BatchNorm + ReLU fusion) is the next issue's work.
+/// The fused kernel (`CUDAFused.batchNorm`) takes every other case.
 private func deviceBatchNorm(_ input: Tensor, weight: Tensor?, bias: Tensor?, runningMean: Tensor?, runningVar: Tensor?,
                              training: Bool, momentum: Double, eps: Double) -> Tensor {
     let rank = input.dim
@@ -132,15 +146,10 @@ private func deviceBatchNorm(_ input: Tensor, weight: Tensor?, bias: Tensor?, ru
     return out
 }
 
-/// Layer norm on a GPU, composed from the device's reductions and pointwise ops like `deviceBatchNorm`
-/// (autograd differentiates the composition; a fused kernel is later work).
-private func deviceLayerNorm(_ input: Tensor, normalizedRank: Int, weight: Tensor?, bias: Tensor?, eps: Double) -> Tensor {
-    let dims = Array((input.dim - normalizedRank)..<input.dim)
-    let centered = input - input.mean(dim: dims, keepdim: true)
-    var out = centered * ((centered * centered).mean(dim: dims, keepdim: true) + eps).rsqrt()
-    if let weight { out = out * weight }
-    if let bias { out = out + bias }
-    return out
+/// `t`'s values as a contiguous device tensor of dtype `dt`, outside autograd (t itself when it already is one).
+private func deviceOperand(_ t: Tensor, _ dt: DType) -> Tensor {
+    if t.dtype == dt && t.isContiguous { return t }
+    return torch.noGrad { t.to(dt).contiguous() }
 }
 
 /// Records an affine normalization (batch/layer norm) of `input` with optional `weight` and `bias`:
@@ -183,6 +192,10 @@ private func batchNormBackward(_ g: Tensor, _ x: Tensor, _ weight: Tensor?, mean
         var dx = g * istd
         if let w { dx = dx * w }
         return (needs.0 ? dx : nil, needs.1 ? (g * xhat).sum(dim: dims) : nil, needs.2 ? g.sum(dim: dims) : nil)
+    }
+    if _slowPath(x.isCuda) {
+        let r = CUDAFused.batchNormBackward(g, x, weight: weight, mean: mean, invstd: invstd, training: training, needs: needs)
+        return (r.0, r.1.map { $0.to(weight!.dtype) }, r.2.map { $0.to(weight?.dtype ?? x.dtype) })
     }
     let ct = x.dtype.computeType
     let xc = kernelOperand(x, ct), gc = kernelOperand(g, ct), wc = weight.map { kernelOperand($0, ct) }
@@ -235,27 +248,35 @@ func nativeLayerNorm(_ input: Tensor, _ normalizedShape: [Int], weight: Tensor?,
     }
     if let msg = layerNormShapeMessage(input.shape, normalizedShape) { preconditionFailure(msg) }
     precondition(input.dtype.isFloatingPoint, "layer_norm: expected a floating point input, got \(input.dtype)")
-    if !input.storage.isHost { return deviceLayerNorm(input, normalizedRank: normalizedShape.count, weight: weight, bias: bias, eps: eps) }
     let n = shapeNumel(normalizedShape), m = n == 0 ? 0 : input.numel / n
-    let ct = input.dtype.computeType
-    let x = kernelOperand(input, ct)
-    let w = weight.map { kernelOperand($0, ct) }, b = bias.map { kernelOperand($0, ct) }
-    let out = Tensor(uninitializedShape: input.shape, dtype: ct)
-    let mean = Tensor(uninitializedShape: [m], dtype: ct), rstd = Tensor(uninitializedShape: [m], dtype: ct)
-    func run<T: FloatElement>(_: T.Type) {
-        layerNormForwardKernel(UnsafePointer(x.pointer(T.self)), out.pointer(T.self), m: m, n: n,
-                               gamma: w.map { UnsafePointer($0.pointer(T.self)) },
-                               beta: b.map { UnsafePointer($0.pointer(T.self)) },
-                               mean: mean.pointer(T.self), rstd: rstd.pointer(T.self), eps: eps)
-    }
-    if m > 0 && n > 0 {
-        switch ct {
-        case .float32: run(Float.self)
-        case .float64: run(Double.self)
-        default: preconditionFailure("layer_norm: unsupported dtype \(ct)")
+    let result: Tensor, mean: Tensor, rstd: Tensor
+    if _slowPath(input.isCuda) {
+        // One launch forward (`CUDAFused.layerNorm`), two backward (dx by rows, dγ/dβ by columns).
+        for t in [weight, bias] { if let t { precondition(t.device == input.device, sameDeviceMessage(t.device, input.device)) } }
+        (result, mean, rstd) = CUDAFused.layerNorm(deviceOperand(input, input.dtype), rows: m, length: n,
+                                                   weight: weight.map { deviceOperand($0, input.dtype) },
+                                                   bias: bias.map { deviceOperand($0, input.dtype) }, eps: eps)
+    } else {
+        let ct = input.dtype.computeType
+        let x = kernelOperand(input, ct)
+        let w = weight.map { kernelOperand($0, ct) }, b = bias.map { kernelOperand($0, ct) }
+        let out = Tensor(uninitializedShape: input.shape, dtype: ct)
+        mean = Tensor(uninitializedShape: [m], dtype: ct); rstd = Tensor(uninitializedShape: [m], dtype: ct)
+        func run<T: FloatElement>(_: T.Type) {
+            layerNormForwardKernel(UnsafePointer(x.pointer(T.self)), out.pointer(T.self), m: m, n: n,
+                                   gamma: w.map { UnsafePointer($0.pointer(T.self)) },
+                                   beta: b.map { UnsafePointer($0.pointer(T.self)) },
+                                   mean: mean.pointer(T.self), rstd: rstd.pointer(T.self), eps: eps)
         }
+        if m > 0 && n > 0 {
+            switch ct {
+            case .float32: run(Float.self)
+            case .float64: run(Double.self)
+            default: preconditionFailure("layer_norm: unsupported dtype \(ct)")
+            }
+        }
+        result = ct == input.dtype ? out : out.to(input.dtype)
     }
-    let result = ct == input.dtype ? out : out.to(input.dtype)
     let hasB = bias != nil
     recordNormalization("NativeLayerNormBackward0", result, input: input, weight: weight, bias: bias,
                         saved: { // PyTorch's statistics have the input's shape with the normalized dims as 1s.
@@ -279,6 +300,14 @@ private func layerNormBackward(_ g: Tensor, _ x: Tensor, _ weight: Tensor?, hasB
         let (dx, xhat) = normalizationBackwardComposite(g, x, weight, dims: dims, eps: eps)
         func reduceLead(_ t: Tensor) -> Tensor { lead.isEmpty ? t : t.sum(dim: lead) }
         return (needs.0 ? dx : nil, needs.1 ? reduceLead(g * xhat) : nil, needs.2 ? reduceLead(g) : nil)
+    }
+    if _slowPath(x.isCuda) {
+        let n = shapeNumel(Array(x.shape.suffix(normalizedRank))), m = n == 0 ? 0 : x.numel / n
+        let r = CUDAFused.layerNormBackward(g, deviceOperand(x, x.dtype), rows: m, length: n,
+                                            weight: weight.map { deviceOperand($0, x.dtype) }, mean: mean, rstd: rstd,
+                                            paramShape: Array(x.shape.suffix(normalizedRank)), needs: needs)
+        let pType = weight?.dtype ?? x.dtype
+        return (r.0, r.1.map { $0.to(pType) }, r.2.map { $0.to(pType) })
     }
     let ct = x.dtype.computeType
     let xc = kernelOperand(x, ct), gc = kernelOperand(g, ct), wc = weight.map { kernelOperand($0, ct) }

@@ -48,8 +48,7 @@ extension nn.functional {
         }
         let geo = checkedClassLossGeometry(input, target, weight)
         if _slowPath(input.isCuda) {
-            return deviceClassLoss(logSoftmax(input, dim: input.dim == 1 ? 0 : 1), target, weight: weight,
-                                   ignoreIndex: ignoreIndex, reduction: reduction)
+            return deviceCrossEntropyOp(input, target, weight: weight, ignoreIndex: ignoreIndex, reduction: reduction, geometry: geo)
         }
         return fusedCrossEntropyOp(input, target, weight: weight, ignoreIndex: ignoreIndex, reduction: reduction, geometry: geo)
     }
@@ -197,8 +196,8 @@ extension nn {
 }
 
 /// NLL of class-index targets on a GPU, composed from the device's pointwise ops and reductions (a one-hot mask
-/// picks each target's log-probability), so autograd differentiates it like any composition. The CPU keeps
-/// its fused kernels; a fused CUDA kernel is future work.
+/// picks each target's log-probability), so autograd differentiates it like any composition. CrossEntropy on
+/// class indices does not come here: it has its fused kernels (`deviceCrossEntropyOp`).
 func deviceClassLoss(_ logp: Tensor, _ target: Tensor, weight: Tensor?, ignoreIndex: Int, reduction: nn.Reduction) -> Tensor {
     precondition(target.device == logp.device, sameDeviceMessage(target.device, logp.device))
     let classDim = logp.dim == 1 ? 0 : 1

@@ -32,6 +32,8 @@ enum KernelFamily: Int, CaseIterable {
     case resample
     /// `ActivationKernelOp` kernels: the `nn` activations and their backward, for float32 and float64.
     case activation
+    /// `FusedKernelOp` kernels: row-wise softmax, cross-entropy, layer/batch norm and sorted-row picks.
+    case fused
 
     var name: String {
         switch self {
@@ -49,11 +51,12 @@ enum KernelFamily: Int, CaseIterable {
         case .pooling: return "pooling"
         case .resample: return "resample"
         case .activation: return "activation"
+        case .fused: return "fused"
         }
     }
 
     /// Whether kernels of this family call `__syncthreads` (the emulator then runs threads as fibers).
-    var usesBarrier: Bool { self == .reduce || self == .sort }
+    var usesBarrier: Bool { self == .reduce || self == .sort || self == .fused }
 
     /// The C type of the one argument struct its kernels take.
     var argumentsType: String {
@@ -63,6 +66,7 @@ enum KernelFamily: Int, CaseIterable {
         case .convolution: return "stcu_conv_args"
         case .pooling: return "stcu_pool_args"
         case .resample: return "stcu_resample_args"
+        case .fused: return "stcu_fused_args"
         default: return "stcu_ew_args"
         }
     }
@@ -99,6 +103,7 @@ struct KernelID: Equatable {
     static func activation(_ op: ActivationKernelOp, _ d: DType) -> KernelID {
         KernelID(family: .activation, dtype: d, function: op.rawValue)
     }
+    static func fused(_ op: FusedKernelOp, _ d: DType) -> KernelID { KernelID(family: .fused, dtype: d, function: op.rawValue) }
 }
 
 /// A module's source and the names of its kernels by function index.
@@ -218,6 +223,12 @@ enum KernelCatalog {
             for op in ActivationKernelOp.allCases {
                 let k = ActivationKernelOp.kernel(op, d)
                 add(op.rawValue, k.name, k.source)
+            }
+        case .fused:
+            m.body = FusedKernelSource.prelude(d)
+            for op in FusedKernelOp.allCases {
+                guard let k = FusedKernelSource.kernel(op, d) else { continue }
+                add(op.rawValue, k.name, k.text)
             }
         }
         return m
