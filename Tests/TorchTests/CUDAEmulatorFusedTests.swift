@@ -193,7 +193,16 @@ final class CUDAEmulatorFusedTests: CUDAEmulatorTestCase {
         }
         step()
         let before = CUDALaunchCounter.total
+        CUDALaunchCounter.kernelSlots = [Int](repeating: 0, count: KernelID.slotCount)
+        CUDALaunchCounter.byKernel = true
         step()
+        CUDALaunchCounter.byKernel = false
+        let families = KernelFamily.allCases, dtypes = DType.allCases
+        let kernels = CUDALaunchCounter.kernelHistogram().map { entry -> String in
+            let function = entry.slot % KernelID.functionsPerModule, module = entry.slot / KernelID.functionsPerModule
+            return "\(families[module / dtypes.count].name)[\(function)]×\(entry.count)"
+        }
+        print("kernels of one step: \(kernels.joined(separator: " "))")
         return CUDALaunchCounter.total - before
     }
 

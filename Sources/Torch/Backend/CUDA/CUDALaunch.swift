@@ -11,6 +11,16 @@ enum CUDALaunchCounter {
 
     /// Everything issued so far.
     static var total: Int { kernels &+ gemms &+ copies }
+
+    /// Kernel launches by `KernelID.slot` while `byKernel` is on (off by default: the hot path then pays one
+    /// predictable branch). Tests and investigations switch it on to see which kernels a step launches.
+    nonisolated(unsafe) static var byKernel = false
+    nonisolated(unsafe) static var kernelSlots = [Int](repeating: 0, count: KernelID.slotCount)
+
+    /// The kernels launched while `byKernel` was on: (slot, count) for each slot launched at least once.
+    static func kernelHistogram() -> [(slot: Int, count: Int)] {
+        kernelSlots.enumerated().filter { $0.element > 0 }.map { ($0.offset, $0.element) }
+    }
 }
 
 /// Kernel launches: every SwiftTorch kernel takes one argument struct by value (`stcu_ew_args`,
@@ -23,6 +33,7 @@ extension CUDADeviceContext {
         let f = function(id)
         bind()
         CUDALaunchCounter.kernels &+= 1
+        if _slowPath(CUDALaunchCounter.byKernel) { CUDALaunchCounter.kernelSlots[id.slot] &+= 1 }
         let r = withUnsafePointer(to: &args) {
             stcu_dev_launch(f, grid.0, grid.1, 1, UInt32(block), 1, 1, stream, $0, MemoryLayout<Args>.size)
         }
