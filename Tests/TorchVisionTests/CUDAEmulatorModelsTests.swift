@@ -34,6 +34,32 @@ final class CUDAEmulatorModelsTests: XCTestCase {
         XCTAssertLessThan((g.grad - c.grad).abs().max().item(), 1e-4 * max(1, c.grad.abs().max().item()))
     }
 
+    /// The models whose layers ResNet lacks (MobileNetV3's Hardswish, Hardsigmoid and squeeze-excitation,
+    /// ShuffleNetV2's channel shuffle and splits, SqueezeNet's concatenations and ceil-mode pooling): one train-mode
+    /// step's loss and first gradient, then eval logits, as on the CPU.
+    func testSmallModelsTrainAndEvaluateAsOnTheCPU() throws {
+        // ShuffleNetV2 at 64×64: at 32×32 its last stages are 1×1, where train-mode BatchNorm over two images
+        // turns rounding differences into large gradient differences (as the ResNet test explains).
+        for (name, side) in [("mobilenet_v3_small", 32), ("shufflenet_v2_x1_0", 64), ("squeezenet1_1", 32)] {
+            func run(_ device: Device) throws -> [Tensor] {
+                torch.manualSeed(5)
+                let model = try models.getModel(name, numClasses: 10).to(device)
+                // Dropout draws its masks from each device's own generator: off, so the devices compute the same.
+                for m in model.modules() where m is nn.Dropout { m.eval() }
+                let x = torch.randn(2, 3, side, side).to(device), y = torch.tensor([1, 7]).to(device)
+                let loss = F.crossEntropy(model(x), y)
+                loss.backward()
+                let grad = model.parameters()[0].grad!.cpu()
+                model.eval()
+                return [loss.detach().cpu(), grad, torch.noGrad { model(x) }.cpu()]
+            }
+            let g = try run(.cuda(0)), c = try run(.cpu)
+            XCTAssertEqual(g[0].item(), c[0].item(), accuracy: 1e-4 * max(1, abs(c[0].item())), "\(name) loss")
+            XCTAssertLessThan((g[1] - c[1]).abs().max().item(), 1e-2 * max(1e-6, c[1].abs().max().item()), "\(name) gradient")
+            XCTAssertLessThan((g[2] - c[2]).abs().max().item(), 1e-4 * max(1, c[2].abs().max().item()), "\(name) eval logits")
+        }
+    }
+
     /// The same under bfloat16 autocast on each device: convolutions and the classifier in bfloat16, BatchNorm
     /// and the residual additions on bfloat16 activations, the loss in float32, float32 gradients.
     func testResNet18UnderBFloat16AutocastMatchesTheCPUsAutocast() {
