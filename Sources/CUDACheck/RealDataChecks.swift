@@ -44,6 +44,9 @@ func runFashionMNIST(root: String) {
         train = try datasets.FashionMNIST(root: root, train: true)
         test = try datasets.FashionMNIST(root: root, train: false)
     } catch { return report("Fashion-MNIST CNN on CUDA", false, "\(error)") }
+    guard Array(train.data.shape.suffix(2)) == [28, 28], Array(test.data.shape.suffix(2)) == [28, 28] else {
+        return report("Fashion-MNIST CNN on CUDA", false, "expected 28×28 images in \(root), got \(train.data.shape)")
+    }
     func images(_ d: datasets.FashionMNIST) -> Tensor { ((d.data.to(.float32) / 255 - 0.5) / 0.5).unsqueeze(1).to(cuda) }
     let xTrain = images(train), yTrain = train.targets.to(cuda), xTest = images(test), yTest = test.targets.to(cuda)
     torch.manualSeed(0)

@@ -332,21 +332,7 @@ if runChecks {
 
     do {
         // Tutorial 001's LeNet-5 and the Fashion-MNIST CNN (conv + BatchNorm2d + ReLU + max pooling), SGD momentum.
-        func run(_ device: Device, batchNorm: Bool) -> [Double] {
-            torch.manualSeed(6)
-            let model = cnn(batchNorm: batchNorm).to(device)
-            let opt = optim.SGD(model.parameters(), lr: 0.02, momentum: 0.9)
-            let x = torch.randn(16, 3, 32, 32).to(device), y = torch.randint(0, 10, [16]).to(device)
-            var losses: [Double] = []
-            for _ in 0..<10 {
-                opt.zeroGrad()
-                let loss = F.crossEntropy(model(x), y)
-                loss.backward()
-                opt.step()
-                losses.append(loss.item())
-            }
-            return losses
-        }
+        func run(_ device: Device, batchNorm: Bool) -> [Double] { convolutionTrainingLosses(device, batchNorm: batchNorm) }
         for batchNorm in [false, true] {
             let g = run(cuda, batchNorm: batchNorm), c = run(.cpu, batchNorm: batchNorm)
             let worst = zip(g, c).map { abs($0 - $1) }.max() ?? .infinity

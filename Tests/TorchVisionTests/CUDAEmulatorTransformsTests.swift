@@ -5,16 +5,7 @@ import TorchVision
 /// TorchVision's tensor transforms on CUDA tensors (the CUDA host emulator): each gives the CPU's result on the
 /// device, with the same random draws from the same seed, one image at a time and batch-wise, so a data
 /// pipeline can finish on the GPU as torchvision's v2 transforms let it.
-final class CUDAEmulatorTransformsTests: XCTestCase {
-    override class func setUp() {
-        super.setUp()
-        CUDARuntime.useEmulator()
-    }
-
-    override class func tearDown() {
-        CUDARuntime.stopEmulator()
-        super.tearDown()
-    }
+final class CUDAEmulatorTransformsTests: CUDAEmulatorVisionTestCase {
 
     /// A 3×H×W float image in [0, 1] and its uint8 twin, made on the CPU.
     private func images(_ h: Int = 12, _ w: Int = 10, seed: UInt64 = 1) -> (Tensor, Tensor) {
