@@ -110,21 +110,24 @@ func convolutionCases(_ device: Device, _ dtype: DType, roundedThrough rounding:
     return cases
 }
 
+/// `steps` cross-entropy training steps of `model` on one batch: the losses.
+func trainingLosses(_ model: nn.Module, _ opt: optim.Optimizer, _ x: Tensor, _ y: Tensor, steps: Int) -> [Double] {
+    (0..<steps).map { _ in
+        opt.zeroGrad()
+        let loss = F.crossEntropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss.item()
+    }
+}
+
 /// Tutorial 001's LeNet-5 or the BatchNorm CNN (main.swift's `cnn`), 10 SGD momentum steps: the losses.
 func convolutionTrainingLosses(_ device: Device, batchNorm: Bool) -> [Double] {
     torch.manualSeed(6)
     let model = cnn(batchNorm: batchNorm).to(device)
     let opt = optim.SGD(model.parameters(), lr: 0.02, momentum: 0.9)
     let x = torch.randn(16, 3, 32, 32).to(device), y = torch.randint(0, 10, [16]).to(device)
-    var losses: [Double] = []
-    for _ in 0..<10 {
-        opt.zeroGrad()
-        let loss = F.crossEntropy(model(x), y)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-    }
-    return losses
+    return trainingLosses(model, opt, x, y, steps: 10)
 }
 
 /// Issue 26's checks and speed lines for both convolution paths. Turns cuDNN's TF32 off for the whole run first:

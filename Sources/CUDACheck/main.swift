@@ -268,15 +268,7 @@ if runChecks {
         model.to(device)
         let opt: optim.Optimizer = adam ? optim.Adam(model.parameters(), lr: 1e-3) : optim.SGD(model.parameters(), lr: 0.05, momentum: 0.9)
         let x = torch.rand(64, 784).to(device), y = torch.randint(0, 10, [64]).to(device)
-        var losses: [Double] = []
-        for _ in 0..<steps {
-            opt.zeroGrad()
-            let loss = F.crossEntropy(model(x), y)
-            loss.backward()
-            opt.step()
-            losses.append(loss.item())
-        }
-        return losses
+        return trainingLosses(model, opt, x, y, steps: steps)
     }
     for adam in [false, true] {
         let g = trainLosses(cuda, adam: adam, steps: 10), c = trainLosses(.cpu, adam: adam, steps: 10)
