@@ -179,7 +179,8 @@ extension transforms {
         }
 
         /// A random region `(i, j, h, w)` and its fill `v` (C×h×w noise, or `value` as C×1×1); the whole image
-        /// with `v` = the image itself after ten failed tries.
+        /// with `v` = the image itself after ten failed tries. The noise is drawn on the image's device (by that
+        /// device's generator), so erasing a GPU image never goes through the host.
         public static func getParams(_ img: Tensor, scale: (Double, Double), ratio: (Double, Double),
                                      value: [Double]?) -> (Int, Int, Int, Int, Tensor) {
             let d = TF.getDimensions(img)
@@ -196,7 +197,7 @@ extension transforms {
                 if let value {
                     v = Tensor(value, shape: [value.count, 1, 1]).to(.float32)
                 } else {
-                    v = torch.empty([c, h, w], dtype: .float32).normal_()
+                    v = torch.empty([c, h, w], dtype: .float32, device: img.device).normal_()
                 }
                 let i = RandomDraw.randint(0, h0 - h + 1)
                 let j = RandomDraw.randint(0, w0 - w + 1)

@@ -65,14 +65,15 @@ extension transforms.functional {
 
     /// Resizes to `size` (`[h, w]`, or `[s]` for the smaller edge) with `interpolation`; `antialias`
     /// low-pass filters when shrinking with bilinear/bicubic (torchvision's default for tensors).
-    /// uint8 images are computed in floating point and rounded back.
+    /// uint8 images are computed in floating point and rounded back. A GPU image stays on its device: the
+    /// per-axis filters become small dense matrices and the planes are resampled as `Wh · plane · Wwᵀ`
+    /// (nearest modes pick rows and columns).
     public static func resize(_ img: Tensor, _ size: [Int], interpolation: transforms.InterpolationMode = .bilinear,
                               maxSize: Int? = nil, antialias: Bool = true) -> Tensor {
         let d = getDimensions(img)
         let (oh, ow) = resizedOutputSize(height: d[1], width: d[2], size, maxSize: maxSize)
         precondition(oh > 0 && ow > 0, "resize: output size must be positive, got (\(oh), \(ow)) for input \(img.shape)")
         if oh == d[1] && ow == d[2] { return img }
-        let planes = PixelPlanes(img, op: "resize")
         func filter(_ n: Int, _ m: Int) -> AxisFilter {
             switch interpolation {
             case .nearest: return .nearest(n, m)
@@ -82,7 +83,12 @@ extension transforms.functional {
                 return antialias ? .antialiased(n, m, cubic: cubic) : .interpolating(n, m, cubic: cubic)
             }
         }
-        var out = planes.resampled(rows: filter(d[1], oh), cols: filter(d[2], ow), outHeight: oh, outWidth: ow)
+        let (rows, cols) = (filter(d[1], oh), filter(d[2], ow))
+        if DeviceImage.isOnDevice(img) {
+            if interpolation == .nearest || interpolation == .nearestExact { return DeviceImage.picked(img, rows: rows, cols: cols) }
+            return DeviceImage.stored(DeviceImage.resampled(img, rows: rows, cols: cols, outHeight: oh, outWidth: ow), as: img.dtype)
+        }
+        var out = PixelPlanes(img, op: "resize").resampled(rows: rows, cols: cols, outHeight: oh, outWidth: ow)
         if interpolation == .nearest || interpolation == .nearestExact { return out.tensor(img.dtype) }
         if interpolation == .bicubic && img.dtype == .uint8 { out.data = out.data.map { Swift.min(Swift.max($0, 0), 255) } }
         return out.tensor(img.dtype)

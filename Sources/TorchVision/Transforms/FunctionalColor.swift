@@ -39,12 +39,13 @@ extension transforms.functional {
         let c = channels(img, "rgb_to_grayscale")
         var shape = img.shape
         let grey: Tensor
-        if c == 3 {
+        if c == 3 && DeviceImage.isOnDevice(img) {
+            grey = DeviceColor.grayscale(img)
+        } else if c == 3 {
             let planes = PixelPlanes(img, op: "rgb_to_grayscale")
             let r = rounding(img.dtype)
             let n = planes.height * planes.width
-            var out = PixelPlanes(lead: Array(planes.lead.dropLast()) + [1], height: planes.height, width: planes.width,
-                                  device: planes.device)
+            var out = PixelPlanes(lead: Array(planes.lead.dropLast()) + [1], height: planes.height, width: planes.width)
             for p in 0..<(planes.count / 3) {
                 let base = 3 * p * n
                 for i in 0..<n {
@@ -66,6 +67,7 @@ extension transforms.functional {
     public static func adjustBrightness(_ img: Tensor, _ brightnessFactor: Double) -> Tensor {
         precondition(brightnessFactor >= 0, "brightness_factor (\(brightnessFactor)) is not non-negative.")
         _ = channels(img, "adjust_brightness")
+        if DeviceImage.isOnDevice(img) { return DeviceColor.adjustBrightness(img, brightnessFactor) }
         return blend(PixelPlanes(img, op: "adjust_brightness"), { _, _ in 0 }, ratio: brightnessFactor, dtype: img.dtype)
     }
 
@@ -73,6 +75,7 @@ extension transforms.functional {
     public static func adjustContrast(_ img: Tensor, _ contrastFactor: Double) -> Tensor {
         precondition(contrastFactor >= 0, "contrast_factor (\(contrastFactor)) is not non-negative.")
         let c = channels(img, "adjust_contrast")
+        if DeviceImage.isOnDevice(img) { return DeviceColor.adjustContrast(img, contrastFactor, channels: c) }
         let grey = PixelPlanes(c == 3 ? rgbToGrayscale(img) : img, op: "adjust_contrast")
         let n = grey.height * grey.width
         let r = rounding(img.dtype)
@@ -84,6 +87,7 @@ extension transforms.functional {
     public static func adjustSaturation(_ img: Tensor, _ saturationFactor: Double) -> Tensor {
         precondition(saturationFactor >= 0, "saturation_factor (\(saturationFactor)) is not non-negative.")
         if channels(img, "adjust_saturation") == 1 { return img }
+        if DeviceImage.isOnDevice(img) { return DeviceColor.adjustSaturation(img, saturationFactor) }
         let grey = PixelPlanes(rgbToGrayscale(img), op: "adjust_saturation")
         let n = grey.height * grey.width
         return blend(PixelPlanes(img, op: "adjust_saturation"), { p, i in grey.data[(p / 3) * n + i] },
@@ -94,6 +98,7 @@ extension transforms.functional {
     public static func adjustHue(_ img: Tensor, _ hueFactor: Double) -> Tensor {
         precondition(hueFactor >= -0.5 && hueFactor <= 0.5, "hue_factor (\(hueFactor)) is not in [-0.5, 0.5].")
         if channels(img, "adjust_hue") == 1 { return img }
+        if DeviceImage.isOnDevice(img) { return DeviceColor.adjustHue(img, hueFactor) }
         let planes = PixelPlanes(convertImageDtype(img, img.dtype == .float64 ? .float64 : .float32), op: "adjust_hue")
         let r = rounding(img.dtype)
         let n = planes.height * planes.width
@@ -165,13 +170,13 @@ extension transforms.functional {
                      "gaussian_blur: padding size should be less than the corresponding input dimension, got kernel \(ks) for input \(img.shape)")
         let work: DType = img.dtype == .float64 ? .float64 : .float32
         let kx = gaussianKernel(ks[0], s[0], work), ky = gaussianKernel(ks[1], s[1], work)
-        let planes = PixelPlanes(img, op: "gaussian_blur")
-        let (h, w) = (planes.height, planes.width)
+        let (h, w) = (dims[1], dims[2])
         func reflect(_ i: Int, _ n: Int) -> Int { i < 0 ? -i : (i >= n ? 2 * (n - 1) - i : i) }
         let fx = AxisFilter(taps: ks[0], index: (0..<w).flatMap { x in (0..<ks[0]).map { reflect(x + $0 - ks[0] / 2, w) } },
                             weight: (0..<w).flatMap { _ in kx })
         let fy = AxisFilter(taps: ks[1], index: (0..<h).flatMap { y in (0..<ks[1]).map { reflect(y + $0 - ks[1] / 2, h) } },
                             weight: (0..<h).flatMap { _ in ky })
-        return planes.resampled(rows: fy, cols: fx, outHeight: h, outWidth: w).tensor(img.dtype)
+        if DeviceImage.isOnDevice(img) { return DeviceColor.blurred(img, rows: fy, cols: fx) }
+        return PixelPlanes(img, op: "gaussian_blur").resampled(rows: fy, cols: fx, outHeight: h, outWidth: w).tensor(img.dtype)
     }
 }

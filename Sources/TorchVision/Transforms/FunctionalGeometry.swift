@@ -96,8 +96,19 @@ extension transforms.functional {
                 grid.append((Double(((gx + 1) * w - 1) / 2), Double(((gy + 1) * h - 1) / 2)))
             }
         }
-        let planes = PixelPlanes(img, op: op)
-        return planes.sampled(at: grid, outHeight: oh, outWidth: ow, nearest: interpolation == .nearest, fill: fill)
+        return sample(img, at: grid, outHeight: oh, outWidth: ow, nearest: interpolation == .nearest, fill: fill, op: op)
+    }
+
+    /// Samples `img` at the source pixel positions `grid` (row major over `outHeight`×`outWidth`, as
+    /// `PixelPlanes.sampled`): on the host for a CPU image; for a GPU image the positions (float32 values
+    /// computed on the host, like the CPU's) go to its device and the image is sampled there.
+    static func sample(_ img: Tensor, at grid: [(Double, Double)], outHeight oh: Int, outWidth ow: Int, nearest: Bool,
+                       fill: [Double]?, op: String) -> Tensor {
+        if DeviceImage.isOnDevice(img) {
+            let points = Tensor(grid.flatMap { [$0.0, $0.1] }, shape: [grid.count, 2]).to(img.device, dtype: .float32)
+            return DeviceImage.sampled(img, at: points, outHeight: oh, outWidth: ow, nearest: nearest, fill: fill)
+        }
+        return PixelPlanes(img, op: op).sampled(at: grid, outHeight: oh, outWidth: ow, nearest: nearest, fill: fill)
             .tensor(img.dtype)
     }
 
@@ -148,8 +159,7 @@ extension transforms.functional {
                 grid.append((Double(((gx + 1) * w - 1) / 2), Double(((gy + 1) * h - 1) / 2)))
             }
         }
-        return PixelPlanes(img, op: "perspective")
-            .sampled(at: grid, outHeight: oh, outWidth: ow, nearest: interpolation == .nearest, fill: fill).tensor(img.dtype)
+        return sample(img, at: grid, outHeight: oh, outWidth: ow, nearest: interpolation == .nearest, fill: fill, op: "perspective")
     }
 }
 
@@ -172,9 +182,18 @@ extension transforms.functional {
         let (h, w) = (dims[1], dims[2])
         precondition(displacement.shape == [1, h, w, 2],
                      "elastic_transform: displacement should be of shape [1, \(h), \(w), 2], got \(displacement.shape)")
-        let d = displacement.to(.float32).contiguous().toArray(as: Float.self)
         let xs = linspace32(Float(-w + 1) / Float(w), Float(w - 1) / Float(w), w)
         let ys = linspace32(Float(-h + 1) / Float(h), Float(h - 1) / Float(h), h)
+        if DeviceImage.isOnDevice(img) {
+            // The same float32 steps as the host loop below, as tensor ops on the image's device.
+            let d = displacement.to(img.device, dtype: .float32).reshape([h, w, 2])
+            let gx = Tensor(xs.map { Double($0) }, shape: [1, w]).to(img.device, dtype: .float32) + d.select(2, 0)
+            let gy = Tensor(ys.map { Double($0) }, shape: [h, 1]).to(img.device, dtype: .float32) + d.select(2, 1)
+            let px = ((gx + 1) * Double(w) - 1) / 2, py = ((gy + 1) * Double(h) - 1) / 2
+            let points = torch.stack([px.reshape([h * w]), py.reshape([h * w])], dim: 1)
+            return DeviceImage.sampled(img, at: points, outHeight: h, outWidth: w, nearest: interpolation == .nearest, fill: fill)
+        }
+        let d = displacement.to(.float32).contiguous().toArray(as: Float.self)
         var grid: [(Double, Double)] = []
         grid.reserveCapacity(h * w)
         for y in 0..<h {
@@ -183,7 +202,6 @@ extension transforms.functional {
                 grid.append((Double(((gx + 1) * Float(w) - 1) / 2), Double(((gy + 1) * Float(h) - 1) / 2)))
             }
         }
-        return PixelPlanes(img, op: "elastic_transform")
-            .sampled(at: grid, outHeight: h, outWidth: w, nearest: interpolation == .nearest, fill: fill).tensor(img.dtype)
+        return sample(img, at: grid, outHeight: h, outWidth: w, nearest: interpolation == .nearest, fill: fill, op: "elastic_transform")
     }
 }

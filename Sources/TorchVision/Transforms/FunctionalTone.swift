@@ -22,6 +22,7 @@ extension transforms.functional {
     public static func invert(_ img: Tensor) -> Tensor {
         checkColourImage(img, "invert")
         let bound = imageMaxValue(img.dtype)
+        if DeviceImage.isOnDevice(img) { return DeviceTone.mapped(img) { bound - $0 } }
         return mapValues(img) { bound - $0 }
     }
 
@@ -30,6 +31,7 @@ extension transforms.functional {
         checkColourImage(img, "posterize")
         precondition(img.dtype == .uint8, "Only torch.uint8 image tensors are supported, but found \(img.dtype)")
         precondition((0...8).contains(bits), "posterize: bits should be in [0, 8], got \(bits)")
+        if DeviceImage.isOnDevice(img) { return DeviceTone.posterize(img, bits) }
         let mask = UInt8(truncatingIfNeeded: -(1 << (8 - bits)))
         return mapValues(img) { Double(UInt8($0) & mask) }
     }
@@ -39,6 +41,7 @@ extension transforms.functional {
         checkColourImage(img, "solarize")
         let bound = imageMaxValue(img.dtype)
         precondition(threshold <= bound, "Threshold should be less than bound of img.")
+        if DeviceImage.isOnDevice(img) { return DeviceTone.mapped(img) { torch.where($0 .>= threshold, bound - $0, $0) } }
         return mapValues(img) { $0 >= threshold ? bound - $0 : $0 }
     }
 
@@ -47,9 +50,10 @@ extension transforms.functional {
     public static func adjustSharpness(_ img: Tensor, _ sharpnessFactor: Double) -> Tensor {
         precondition(sharpnessFactor >= 0, "sharpness_factor (\(sharpnessFactor)) is not non-negative.")
         checkColourImage(img, "adjust_sharpness")
-        let planes = PixelPlanes(img, op: "adjust_sharpness")
-        let (h, w) = (planes.height, planes.width)
+        let (h, w) = (img.shape[img.dim - 2], img.shape[img.dim - 1])
         if h <= 2 || w <= 2 { return img }
+        if DeviceImage.isOnDevice(img) { return DeviceTone.adjustSharpness(img, sharpnessFactor) }
+        let planes = PixelPlanes(img, op: "adjust_sharpness")
         let f32 = img.dtype != .float64
         func r(_ v: Double) -> Double { f32 ? Double(Float(v)) : v }
         let edge = r(1.0 / 13), centre = r(5.0 / 13)
@@ -79,6 +83,7 @@ extension transforms.functional {
     /// `autocontrast`).
     public static func autocontrast(_ img: Tensor) -> Tensor {
         checkColourImage(img, "autocontrast")
+        if DeviceImage.isOnDevice(img) { return DeviceTone.autocontrast(img) }
         var planes = PixelPlanes(img, op: "autocontrast")
         let n = planes.height * planes.width, bound = imageMaxValue(img.dtype)
         let f32 = img.dtype != .float64
@@ -99,6 +104,7 @@ extension transforms.functional {
     public static func equalize(_ img: Tensor) -> Tensor {
         checkColourImage(img, "equalize")
         precondition(img.dtype == .uint8, "Only torch.uint8 image tensors are supported, but found \(img.dtype)")
+        if DeviceImage.isOnDevice(img) { return DeviceTone.equalize(img) }
         var planes = PixelPlanes(img, op: "equalize")
         let n = planes.height * planes.width
         for p in 0..<planes.count {
@@ -124,6 +130,7 @@ extension transforms.functional {
         checkColourImage(img, "adjust_gamma")
         let x = img.dtype.isFloatingPoint ? img : convertImageDtype(img, .float32)
         let f32 = x.dtype != .float64
+        if DeviceImage.isOnDevice(img) { return convertImageDtype(DeviceTone.adjustGamma(x, gamma, gain: gain), img.dtype) }
         func r(_ v: Double) -> Double { f32 ? Double(Float(v)) : v }
         var planes = PixelPlanes(x, op: "adjust_gamma")
         for i in planes.data.indices { planes.data[i] = min(max(r(gain * r(pow(planes.data[i], gamma))), 0), 1) }

@@ -1,11 +1,11 @@
 import Foundation
 import Torch
 
-/// An image tensor (…, C, H, W) as `count` row-major H×W planes of Doubles, the working form of the
+/// A CPU image tensor (…, C, H, W) as `count` row-major H×W planes of Doubles, the working form of the CPU
 /// resampling and colour kernels. Integer images come back rounded half to even and clamped to their
-/// dtype's range, as torchvision rounds after computing in floating point. The planes remember the image's
-/// device: a CUDA image is computed on the host and its result goes back to the GPU, so a pipeline's tensors
-/// stay where they were (the resampling and colour kernels have no CUDA twins yet).
+/// dtype's range, as torchvision rounds after computing in floating point. The planes are host memory only:
+/// an image on a GPU takes its transform's device path (`DeviceImage`), and a transform without one stops
+/// with "NotImplementedError … 'CUDA' …" here rather than copy the image through the host.
 struct PixelPlanes {
     /// The plane values, plane after plane.
     var data: [Double]
@@ -13,36 +13,39 @@ struct PixelPlanes {
     var lead: [Int]
     var height: Int
     var width: Int
-    /// Where the image came from, and where `tensor(_:)` puts the result.
-    var device: Device = .cpu
 
     /// Number of H×W planes.
     var count: Int { lead.reduce(1, *) }
 
     init(_ t: Tensor, op: String) {
         precondition(t.dim >= 2, "\(op): expected a tensor image of shape (..., H, W), got shape \(t.shape)")
+        DeviceImage.requireHost(op, t)
         data = t.contiguous().toArray(as: Double.self)
         lead = Array(t.shape.dropLast(2))
         height = t.shape[t.dim - 2]
         width = t.shape[t.dim - 1]
-        device = t.device
     }
 
-    init(lead: [Int], height: Int, width: Int, repeating value: Double = 0, device: Device = .cpu) {
+    init(lead: [Int], height: Int, width: Int, repeating value: Double = 0) {
         self.lead = lead
         self.height = height
         self.width = width
-        self.device = device
         data = [Double](repeating: value, count: lead.reduce(1, *) * height * width)
     }
 
     /// The planes as a tensor of `dtype` (rounded and clamped when `dtype` is an integer type).
     func tensor(_ dtype: DType) -> Tensor {
         let shape = lead + [height, width]
-        if dtype.isFloatingPoint { return Tensor(data, shape: shape).to(device, dtype: dtype) }
+        if dtype.isFloatingPoint { return Tensor(data, shape: shape).to(dtype) }
         let (lo, hi) = integerRange(dtype)
         let rounded = data.map { Swift.min(Swift.max($0.rounded(.toNearestOrEven), lo), hi) }
-        return Tensor(rounded, shape: shape).to(device, dtype: dtype)
+        return Tensor(rounded, shape: shape).to(dtype)
+    }
+
+    /// Checks a sampling `fill` holds one value, or one per channel.
+    static func checkFill(_ fill: [Double], channels: Int) {
+        precondition(fill.count == 1 || fill.count == channels,
+                     "The number of elements in 'fill' does not match the number of channels of the image (\(fill.count) != \(channels))")
     }
 }
 
@@ -137,7 +140,7 @@ struct AxisFilter {
 extension PixelPlanes {
     /// Resamples every plane to `outHeight`×`outWidth`, rows first, then columns.
     func resampled(rows fy: AxisFilter, cols fx: AxisFilter, outHeight: Int, outWidth: Int) -> PixelPlanes {
-        var out = PixelPlanes(lead: lead, height: outHeight, width: outWidth, device: device)
+        var out = PixelPlanes(lead: lead, height: outHeight, width: outWidth)
         var tmp = [Double](repeating: 0, count: height * outWidth)
         let (tx, ty) = (fx.taps, fy.taps)
         data.withUnsafeBufferPointer { src in
@@ -178,10 +181,9 @@ extension PixelPlanes {
     /// With `fill` (one value per channel, or one for all), points outside take the fill colour: blended
     /// by the in-bounds weight for bilinear, replaced when that weight is under 0.5 for nearest.
     func sampled(at grid: [(Double, Double)], outHeight: Int, outWidth: Int, nearest: Bool, fill: [Double]?) -> PixelPlanes {
-        var out = PixelPlanes(lead: lead, height: outHeight, width: outWidth, device: device)
+        var out = PixelPlanes(lead: lead, height: outHeight, width: outWidth)
         let channels = lead.last ?? 1
-        if let fill { precondition(fill.count == 1 || fill.count == channels,
-                                   "The number of elements in 'fill' does not match the number of channels of the image (\(fill.count) != \(channels))") }
+        if let fill { Self.checkFill(fill, channels: channels) }
         let plane = height * width, outPlane = outHeight * outWidth
         data.withUnsafeBufferPointer { src in
             out.data.withUnsafeMutableBufferPointer { dst in
