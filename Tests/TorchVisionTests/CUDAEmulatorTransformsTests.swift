@@ -1,10 +1,11 @@
 import XCTest
 @testable import Torch
-import TorchVision
+@testable import TorchVision
 
 /// TorchVision's tensor transforms on CUDA tensors (the CUDA host emulator): each gives the CPU's result on the
 /// device, with the same random draws from the same seed, one image at a time and batch-wise, so a data
-/// pipeline can finish on the GPU as torchvision's v2 transforms let it.
+/// pipeline can finish on the GPU as torchvision's v2 transforms let it. The functionals' device paths are
+/// compared one by one in `CUDAEmulatorFunctionalTests`.
 final class CUDAEmulatorTransformsTests: CUDAEmulatorVisionTestCase {
 
     /// A 3×H×W float image in [0, 1] and its uint8 twin, made on the CPU.
@@ -80,5 +81,43 @@ final class CUDAEmulatorTransformsTests: CUDAEmulatorVisionTestCase {
             ("Normalize", transforms.Normalize([0.5, 0.4, 0.3], [0.2, 0.25, 0.3])),
         ]
         for (name, t) in cases { assertSameOnDevice(name, t, batch, batch: true) }
+    }
+
+    /// A whole pipeline finishing on the GPU: Resize → ColorJitter → Normalize on a CUDA image gives the CPU's
+    /// result (float32 within 1e-5 relative; a uint8 image's values may land 1 apart before the conversion).
+    func testResizeColorJitterNormalizePipeline() {
+        let (x, pixels) = images(20, 16)
+        let jitter = transforms.ColorJitter(brightness: 0.4, contrast: 0.4, saturation: 0.4, hue: 0.1)
+        let normalize = transforms.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])
+        assertSameOnDevice("float32 pipeline", transforms.Compose([transforms.Resize([12, 10]), jitter, normalize]), x)
+        let bytes = transforms.Compose([transforms.Resize([12, 10]), jitter, transforms.ConvertImageDtype(.float32), normalize])
+        assertSameOnDevice("uint8 pipeline", bytes, pixels, tol: 1.0 / 255 / 0.224 + 1e-5)
+    }
+
+    /// Random erasing with noise draws the noise on the device: the result stays there and only one
+    /// C×h×w region changes.
+    func testRandomErasingNoiseIsDrawnOnTheDevice() {
+        let img = torch.full([3, 12, 10], 5.0).cuda()
+        torch.manualSeed(5)
+        let out = transforms.RandomErasing(p: 1, scale: (0.1, 0.3), value: nil)(img)
+        XCTAssertEqual(out.device, .cuda(0))
+        XCTAssertEqual(out.shape, [3, 12, 10])
+        let changed = (out .!= 5.0).cpu().to(.int64)
+        let perChannel = changed.sum(dim: [1, 2]).toArray(as: Int64.self)
+        XCTAssertGreaterThan(perChannel[0], 0)
+        XCTAssertEqual(Set(perChannel).count, 1, "every channel erased in the same region: \(perChannel)")
+        let rows = changed[0].amax(dim: [1]).sum().item(as: Int.self), cols = changed[0].amax(dim: [0]).sum().item(as: Int.self)
+        XCTAssertEqual(Int(perChannel[0]), rows * cols, "one rectangle")
+    }
+
+    /// A transform without a device path stops with the backend's one-line error, never a host copy.
+    func testNoDevicePathStopsWithNotImplemented() {
+        let img = torch.zeros(3, 4, 4).cuda()
+        let message = DeviceImage.notImplementedMessage("draw_bounding_boxes", img)
+        XCTAssertTrue(message.hasPrefix("NotImplementedError: \"draw_bounding_boxes\" has no 'CUDA' path"), message)
+        XCTAssertTrue(message.contains("cuda:0") && message.contains(".cpu()"), message)
+        XCTAssertFalse(message.contains("\n"))
+        XCTAssertTrue(DeviceImage.isOnDevice(img))
+        XCTAssertFalse(DeviceImage.isOnDevice(img.cpu()))
     }
 }
