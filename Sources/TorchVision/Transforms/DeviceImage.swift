@@ -67,7 +67,10 @@ extension DeviceImage {
         let planes = working(img).reshape([-1, h, w])
         let wx = fx.matrix(inputSize: w, dtype: planes.dtype, device: img.device)
         let wy = fy.matrix(inputSize: h, dtype: planes.dtype, device: img.device)
-        return wy.matmul(planes.matmul(wx.t())).reshape(lead + [outHeight, outWidth])
+        // Both passes fold the planes into the rows of one GEMM (no per-plane copy of a weight matrix).
+        let resampledRows = planes.matmul(wx.t())                         // [P, H, outWidth]
+        let resampled = resampledRows.transpose(1, 2).matmul(wy.t())      // [P, outWidth, outHeight]
+        return resampled.transpose(1, 2).reshape(lead + [outHeight, outWidth])
     }
 
     /// Picks the nearest-neighbour rows `fy` and columns `fx` of a device image (exact, in its own dtype).
@@ -87,7 +90,7 @@ extension DeviceImage {
         if let fill { PixelPlanes.checkFill(fill, channels: channels) }
         let count = points.shape[0]
         precondition(points.shape == [outHeight * outWidth, 2],
-                     "sampled: expected \(outHeight * outWidth)×2 sampling points, got \(points.shape)")
+                     "grid sampling of an image of shape \(img.shape): expected \(outHeight * outWidth)×2 sampling points, got \(points.shape)")
         let planes = working(img).reshape([-1, h * w])
         let p = planes.shape[0]
         let work = planes.dtype
