@@ -76,6 +76,10 @@ struct Timing {
     var reps: Int
 }
 
+/// Called by `measure` between warm-up and the timed repetitions (`--parallel-model` starts its model there, so
+/// set-up and first-touch page faults stay out of it).
+nonisolated(unsafe) var beforeTimedRepetitions: (() -> Void)? = nil
+
 /// Times `body(n)`, which must run its workload `n` times in a plain loop.
 ///
 /// Warm-up: runs single iterations (then doubling batches) for at least `warmupSeconds` and at least once, which
@@ -99,6 +103,7 @@ func measure(_ s: BenchSettings, _ body: (Int) -> Void) -> Timing {
     let reps = Swift.max(s.minReps, Swift.min(s.reps, Int(s.caseBudgetSeconds / Swift.max(repCost, 1e-9))))
     var samples: [Double] = []
     samples.reserveCapacity(reps)
+    beforeTimedRepetitions?()
     for _ in 0..<reps {
         let t0 = now()
         body(iters)

@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 #ifdef __linux__
@@ -245,9 +246,95 @@ int ct_get_num_threads(void) {
   return n;
 }
 
+// MARK: - parallel model (Amdahl projection without the cores)
+//
+// A machine with few cores cannot time a 16-thread run, but it can time what a 16-thread run would execute.
+// While the model is on (ct_parallel_model_begin), every top-level region splits its range exactly as it would
+// with ct_get_num_threads() threads and runs the chunks one after another on the calling thread, timing each:
+// a region's work is the sum of its chunks, its critical path the longest one. Code outside regions (ops too
+// small to split, the autograd engine, Swift glue) is serial by construction. So
+//     projected time = serial + sum of critical paths + regions x dispatch cost
+// with serial = wall time - work. What the projection leaves out: memory-bandwidth contention between cores
+// (chunks run one at a time here, each with the whole cache) and the pool's wake-up variance. Redundant work
+// of a wide split (every GEMM thread packing the same panel) and load imbalance are in it, because the split
+// is the real one. Per region body (`fn`) the table keeps calls, work, critical path and chunks, so the regions
+// that limit scaling show by name.
+
+#define CT_MODEL_SLOTS 1024
+static ct_parallel_model_row g_model_rows[CT_MODEL_SLOTS];
+static atomic_int g_model_on;
+static uint64_t g_model_start_ns, g_model_wall_ns;
+
+void ct_parallel_model_begin(void) {
+  memset(g_model_rows, 0, sizeof g_model_rows);
+  g_model_wall_ns = 0;
+  g_model_start_ns = ct_now_ns();
+  atomic_store(&g_model_on, 1);
+}
+
+void ct_parallel_model_end(void) {
+  if (!atomic_exchange(&g_model_on, 0)) return;
+  g_model_wall_ns = ct_now_ns() - g_model_start_ns;
+}
+
+static ct_parallel_model_row *ct_model_row(ct_range_fn fn) {
+  size_t h = ((uintptr_t)fn >> 4) * 0x9E3779B97F4A7C15ull;
+  for (size_t i = 0; i < CT_MODEL_SLOTS; i++) {
+    ct_parallel_model_row *r = &g_model_rows[(h + i) % CT_MODEL_SLOTS];
+    if (r->fn == (const void *)fn) return r;
+    if (r->fn == NULL) {
+      r->fn = (const void *)fn;
+      return r;
+    }
+  }
+  return NULL;  // table full: the region still runs, uncounted
+}
+
+// Runs one region as the model describes (only the thread that began the model should run regions).
+static void ct_model_region(int64_t n, int64_t grain, ct_range_fn fn, void *ctx) {
+  int nt = ct_get_num_threads();
+  int64_t chunks = n <= grain ? 1 : n / grain;
+  if (chunks > nt) chunks = nt;
+  if (chunks < 1) chunks = 1;
+  const int64_t q = n / chunks, r = n % chunks;
+  uint64_t work = 0, crit = 0;
+  tl_in_region = 1;
+  for (int64_t i = 0; i < chunks; i++) {
+    int64_t b = q * i + (i < r ? i : r), e = b + q + (i < r ? 1 : 0);
+    uint64_t t0 = ct_now_ns();
+    fn(ctx, b, e);
+    uint64_t dt = ct_now_ns() - t0;
+    work += dt;
+    if (dt > crit) crit = dt;
+  }
+  tl_in_region = 0;
+  ct_parallel_model_row *row = ct_model_row(fn);
+  if (row) {
+    row->regions++;
+    row->chunks += (uint64_t)chunks;
+    row->work_ns += work;
+    row->critical_ns += crit;
+  }
+}
+
+int ct_parallel_model_rows(ct_parallel_model_row *out, int capacity, uint64_t *wall_ns) {
+  if (wall_ns) *wall_ns = atomic_load(&g_model_on) ? ct_now_ns() - g_model_start_ns : g_model_wall_ns;
+  int k = 0;
+  for (int i = 0; i < CT_MODEL_SLOTS; i++) {
+    if (g_model_rows[i].fn == NULL) continue;
+    if (k < capacity && out) out[k] = g_model_rows[i];
+    k++;
+  }
+  return k;
+}
+
 void ct_parallel_for(int64_t n, int64_t grain, ct_range_fn fn, void *ctx) {
   if (n <= 0) return;
   if (grain < 1) grain = 1;
+  if (atomic_load_explicit(&g_model_on, memory_order_relaxed) && !tl_in_region) {
+    ct_model_region(n, grain, fn, ctx);
+    return;
+  }
   int nt = ct_get_num_threads();
   if (nt <= 1 || n <= grain || tl_in_region) {
     fn(ctx, 0, n);

@@ -69,6 +69,25 @@ typedef void (*ct_range_fn)(void *ctx, int64_t begin, int64_t end);
 /// process alive) and are re-created on demand in a fork()ed child.
 void ct_parallel_for(int64_t n, int64_t grain, ct_range_fn fn, void *ctx);
 
+/// One region body's totals in the parallel model (threadpool.c explains the model).
+typedef struct {
+  const void *fn;        // the region's body
+  uint64_t regions;      // calls that reached the pool
+  uint64_t chunks;       // chunks over all those calls
+  uint64_t work_ns;      // time of all chunks
+  uint64_t critical_ns;  // sum over calls of the longest chunk
+} ct_parallel_model_row;
+
+/// Starts the parallel model: from now on every top-level ct_parallel_for splits its range as it would with
+/// ct_get_num_threads() threads but runs the chunks one after another on the calling thread, timing each, so a
+/// machine with few cores can project a many-core run (see threadpool.c). Clears earlier totals.
+void ct_parallel_model_begin(void);
+/// Stops the model (regions run on the pool again) and fixes its wall time.
+void ct_parallel_model_end(void);
+/// Copies up to `capacity` rows into `out`, stores the model's wall time (so far, while it runs) in
+/// `*wall_ns`, and returns the number of rows there are.
+int ct_parallel_model_rows(ct_parallel_model_row *out, int capacity, uint64_t *wall_ns);
+
 // MARK: - Streaming prefetch
 
 /// Elementwise loops over arrays of at least this many bytes prefetch in software; smaller ones
