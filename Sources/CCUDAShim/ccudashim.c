@@ -85,6 +85,21 @@
     X(cuFuncGetAttribute, "cuFuncGetAttribute", NULL, (int *pi, CUfunction_attribute attrib, CUfunction hfunc), \
       (pi, attrib, hfunc))
 
+// The CUDA-graph calls: bound when present but not required, so a driver without one still runs everything
+// else and stcu_graphs_supported() names what is missing. cuStreamBeginCapture_v2 is the form with a capture
+// mode (the unversioned symbol is CUDA 10.0's, without it, so it is no alternative).
+#define STCU_GRAPH_CALLS(X)                                                                                    \
+    X(cuStreamBeginCapture, "cuStreamBeginCapture_v2", NULL, (CUstream hStream, CUstreamCaptureMode mode),     \
+      (hStream, mode))                                                                                         \
+    X(cuStreamEndCapture, "cuStreamEndCapture", NULL, (CUstream hStream, CUgraph * phGraph), (hStream, phGraph)) \
+    X(cuStreamIsCapturing, "cuStreamIsCapturing", NULL,                                                        \
+      (CUstream hStream, CUstreamCaptureStatus * captureStatus), (hStream, captureStatus))                     \
+    X(cuGraphLaunch, "cuGraphLaunch", NULL, (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream)) \
+    X(cuGraphExecDestroy, "cuGraphExecDestroy", NULL, (CUgraphExec hGraphExec), (hGraphExec))                  \
+    X(cuGraphDestroy, "cuGraphDestroy", NULL, (CUgraph hGraph), (hGraph))                                      \
+    X(cuThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode", NULL, (CUstreamCaptureMode * mode), \
+      (mode))
+
 #define STCU_NVRTC_CALLS(X)                                                                                    \
     X(nvrtcVersion, "nvrtcVersion", NULL, (int *major, int *minor), (major, minor))                            \
     X(nvrtcCreateProgram, "nvrtcCreateProgram", NULL,                                                          \
@@ -155,9 +170,14 @@
 #define STCU_NVRTC_POINTER(name, sym, alt, params, args) STCU_POINTER(nvrtcResult, name, params)
 #define STCU_CUBLAS_POINTER(name, sym, alt, params, args) STCU_POINTER(cublasStatus_t, name, params)
 STCU_DRIVER_CALLS(STCU_DRIVER_POINTER)
+STCU_GRAPH_CALLS(STCU_DRIVER_POINTER)
 STCU_NVRTC_CALLS(STCU_NVRTC_POINTER)
 STCU_CUBLAS_CALLS(STCU_CUBLAS_POINTER)
 static const char *(*p_nvrtcGetErrorString)(nvrtcResult);
+// cuGraphInstantiateWithFlags (CUDA 11.4+), else CUDA 11's cuGraphInstantiate_v2 with its error-node and log
+// arguments: two signatures, so bound separately and chosen in stcu_cuGraphInstantiate.
+static CUresult (*p_cuGraphInstantiateWithFlags)(CUgraphExec *, CUgraph, unsigned long long);
+static CUresult (*p_cuGraphInstantiateLegacy)(CUgraphExec *, CUgraph, CUgraphNode *, char *, size_t);
 static const char *(*p_cublasGetStatusString)(cublasStatus_t);
 static size_t (*p_cudnnGetVersion)(void);
 static const char *(*p_cudnnGetErrorString)(cudnnStatus_t);
@@ -171,8 +191,18 @@ static const char *(*p_cudnnGetErrorString)(cudnnStatus_t);
 #define STCU_CUBLAS_WRAPPER(name, sym, alt, params, args) \
     STCU_WRAPPER(cublasStatus_t, STCU_CUBLAS_NOT_LOADED, name, params, args)
 STCU_DRIVER_CALLS(STCU_DRIVER_WRAPPER)
+STCU_GRAPH_CALLS(STCU_DRIVER_WRAPPER)
 STCU_NVRTC_CALLS(STCU_NVRTC_WRAPPER)
 STCU_CUBLAS_CALLS(STCU_CUBLAS_WRAPPER)
+
+CUresult stcu_cuGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags) {
+    if (p_cuGraphInstantiateWithFlags) return p_cuGraphInstantiateWithFlags(phGraphExec, hGraph, flags);
+    if (p_cuGraphInstantiateLegacy) {
+        if (flags != 0) return CUDA_ERROR_NOT_SUPPORTED;
+        return p_cuGraphInstantiateLegacy(phGraphExec, hGraph, NULL, NULL, 0);
+    }
+    return STCU_CUDA_NOT_LOADED;
+}
 
 const char *stcu_nvrtcGetErrorString(nvrtcResult result) {
     return p_nvrtcGetErrorString ? p_nvrtcGetErrorString(result) : "NVRTC is not loaded";
@@ -196,6 +226,11 @@ struct stcu_symbol {
 
 #define STCU_ENTRY(name, sym, alt, params, args) {sym, alt, (void **)&p_##name, 0},
 static const struct stcu_symbol driver_symbols[] = {STCU_DRIVER_CALLS(STCU_ENTRY)};
+#define STCU_OPTIONAL_ENTRY(name, sym, alt, params, args) {sym, alt, (void **)&p_##name, 1},
+static const struct stcu_symbol graph_symbols[] = {
+    STCU_GRAPH_CALLS(STCU_OPTIONAL_ENTRY){"cuGraphInstantiateWithFlags", NULL, (void **)&p_cuGraphInstantiateWithFlags, 1},
+    {"cuGraphInstantiate_v2", NULL, (void **)&p_cuGraphInstantiateLegacy, 1},
+};
 static const struct stcu_symbol nvrtc_symbols[] = {
     STCU_NVRTC_CALLS(STCU_ENTRY){"nvrtcGetErrorString", NULL, (void **)&p_nvrtcGetErrorString, 0},
 };
@@ -433,6 +468,8 @@ static void load_driver_once(void) {
         dlclose(h);
         return;
     }
+    char ignored[8]; // every graph symbol is optional: binding cannot fail
+    (void)bind_symbols(h, "libcuda.so.1", graph_symbols, STCU_COUNT(graph_symbols), ignored, sizeof ignored);
     lib->handle = h;
     record_path(h, lib->path, sizeof lib->path);
     lib->status = 0;
@@ -441,6 +478,30 @@ static void load_driver_once(void) {
 int stcu_load_driver(char *err, size_t errlen) {
     pthread_once(&lib_driver.once, load_driver_once);
     return result(&lib_driver, err, errlen);
+}
+
+int stcu_graphs_supported(char *err, size_t errlen) {
+    char why[1100];
+    why[0] = '\0';
+    if (stcu_load_driver(why, sizeof why) != 0) {
+        if (err && errlen > 0) snprintf(err, errlen, "%s", why);
+        return 0;
+    }
+    const char *missing = NULL;
+    for (size_t i = 0; i < STCU_COUNT(graph_symbols) && !missing; i++) {
+        // cuThreadExchangeStreamCaptureMode only widens what may run during capture; the instantiation has two forms.
+        if (graph_symbols[i].slot == (void **)&p_cuThreadExchangeStreamCaptureMode) continue;
+        if (graph_symbols[i].slot == (void **)&p_cuGraphInstantiateWithFlags ||
+            graph_symbols[i].slot == (void **)&p_cuGraphInstantiateLegacy) continue;
+        if (!*graph_symbols[i].slot) missing = graph_symbols[i].name;
+    }
+    if (!missing && !p_cuGraphInstantiateWithFlags && !p_cuGraphInstantiateLegacy)
+        missing = "cuGraphInstantiateWithFlags (and cuGraphInstantiate_v2)";
+    if (err && errlen > 0) {
+        if (missing) snprintf(err, errlen, "libcuda.so.1 has no %s (CUDA graphs need a CUDA 11.4+ driver)", missing);
+        else err[0] = '\0';
+    }
+    return missing == NULL;
 }
 
 // MARK: - NVRTC

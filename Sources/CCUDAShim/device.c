@@ -1,16 +1,14 @@
 // SwiftTorch's device operations (include/stcu_device.h): the CUDA driver, or the host emulator.
 #define _GNU_SOURCE
+//
+// While a stream is capturing a CUDA graph (graph.c), the operations a graph can hold are recorded on the
+// emulator (the driver records them itself), and the ones it cannot hold are refused on both: see
+// stcu_dev_capture_begin in stcu_device.h.
 #include "stcu_device.h"
+#include "emulator.h"
+#include "graph.h"
 #include <stdlib.h>
 #include <string.h>
-
-int stcu_emu_alloc(CUdeviceptr *p, size_t bytes);
-int stcu_emu_free(CUdeviceptr p);
-int stcu_emu_module_load(CUmodule *m, const char *path);
-int stcu_emu_get_function(CUfunction *f, CUmodule m, const char *name);
-int stcu_emu_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                    unsigned bz, const void *arg);
-int stcu_emu_mem_info(size_t *free_bytes, size_t *total_bytes);
 
 #define STCU_STRINGIFY(...) #__VA_ARGS__
 #define STCU_EXPAND_STRINGIFY(...) STCU_STRINGIFY(__VA_ARGS__)
@@ -45,28 +43,57 @@ int stcu_dev_bind(CUcontext ctx) {
 }
 
 int stcu_dev_alloc(CUdeviceptr *p, size_t bytes) {
-    return emulated ? stcu_emu_alloc(p, bytes) : stcu_cuMemAlloc(p, bytes);
+    if (emulated) return stcu_emu_alloc(p, bytes);
+    if (!stcu_graph_any_capture()) return stcu_cuMemAlloc(p, bytes);
+    // cuMemAlloc is not stream-ordered, so a capture does not record it, but a "global" or "thread_local" capture
+    // may refuse it as potentially unsafe: this thread is relaxed for the one call (what
+    // cuThreadExchangeStreamCaptureMode is for). The caching allocator asks only when its graph pool and
+    // cache have no block of the size.
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    int exchanged = stcu_cuThreadExchangeStreamCaptureMode(&mode) == CUDA_SUCCESS;
+    int r = stcu_cuMemAlloc(p, bytes);
+    if (exchanged) (void)stcu_cuThreadExchangeStreamCaptureMode(&mode);
+    return r;
 }
 
 int stcu_dev_free(CUdeviceptr p) { return emulated ? stcu_emu_free(p) : stcu_cuMemFree(p); }
 
 int stcu_dev_htod(CUdeviceptr dst, const void *src, size_t bytes, CUstream s) {
+    if (stcu_graph_capturing(s)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     if (emulated) { memcpy((void *)(uintptr_t)dst, src, bytes); return 0; }
     return stcu_cuMemcpyHtoDAsync(dst, src, bytes, s);
 }
 
 int stcu_dev_dtoh(void *dst, CUdeviceptr src, size_t bytes, CUstream s) {
+    if (stcu_graph_capturing(s)) {
+        memset(dst, 0, bytes); // the caller may go on before it learns the capture failed: zeros, not garbage
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
     if (emulated) { memcpy(dst, (const void *)(uintptr_t)src, bytes); return 0; }
     return stcu_cuMemcpyDtoHAsync(dst, src, bytes, s);
 }
 
 int stcu_dev_dtod(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s) {
-    if (emulated) { memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes); return 0; }
+    if (emulated) {
+        if (stcu_graph_capturing(s)) {
+            stcu_graph_op op = {.kind = STCU_GRAPH_OP_DTOD, .dst = dst, .src = src, .bytes = bytes};
+            return stcu_graph_record(s, &op);
+        }
+        memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
+        return 0;
+    }
     return stcu_cuMemcpyDtoDAsync(dst, src, bytes, s);
 }
 
 int stcu_dev_memset8(CUdeviceptr dst, unsigned char value, size_t bytes, CUstream s) {
-    if (emulated) { memset((void *)(uintptr_t)dst, value, bytes); return 0; }
+    if (emulated) {
+        if (stcu_graph_capturing(s)) {
+            stcu_graph_op op = {.kind = STCU_GRAPH_OP_MEMSET, .dst = dst, .bytes = bytes, .value = value};
+            return stcu_graph_record(s, &op);
+        }
+        memset((void *)(uintptr_t)dst, value, bytes);
+        return 0;
+    }
     return stcu_cuMemsetD8Async(dst, value, bytes, s);
 }
 
@@ -80,27 +107,34 @@ int stcu_dev_get_function(CUfunction *f, CUmodule m, const char *name) {
 
 int stcu_dev_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                     unsigned bz, CUstream s, const void *arg, size_t arg_size) {
-    (void)arg_size;
-    if (emulated) return stcu_emu_launch(f, gx, gy, gz, bx, by, bz, arg);
+    if (emulated) {
+        if (stcu_graph_capturing(s)) {
+            stcu_graph_op op = {.kind = STCU_GRAPH_OP_LAUNCH, .function = f, .grid = {gx, gy, gz}, .block = {bx, by, bz},
+                                .arg = arg, .arg_size = arg_size};
+            return stcu_graph_record(s, &op);
+        }
+        return stcu_emu_launch(f, gx, gy, gz, bx, by, bz, arg);
+    }
     void *params[1] = {(void *)arg};
     return stcu_cuLaunchKernel(f, gx, gy, gz, bx, by, bz, 0, s, params, NULL);
 }
 
-int stcu_dev_sync(CUstream s) { return emulated ? 0 : stcu_cuStreamSynchronize(s); }
-
-int stcu_emu_gemm(int transa, int transb, int m, int n, int k, double alpha, const void *A, int lda, const void *B,
-                  int ldb, double beta, void *C, int ldc, int element);
+int stcu_dev_sync(CUstream s) {
+    if (stcu_graph_capturing(s)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    return emulated ? 0 : stcu_cuStreamSynchronize(s);
+}
 
 /// cublasGemmEx's data type for a half-precision STCU_GEMM_* element.
 static cudaDataType half_type(int element) { return element == STCU_GEMM_BF16 ? CUDA_R_16BF : CUDA_R_16F; }
 
-/// Bytes per element of an STCU_GEMM_* type.
-static unsigned long long gemm_item(int element) {
-    return element == STCU_GEMM_F64 ? 8 : element == STCU_GEMM_F32 ? 4 : 2;
-}
-
 int stcu_dev_gemm(cublasHandle_t h, int transa, int transb, int m, int n, int k, double alpha, unsigned long long A,
                   int lda, unsigned long long B, int ldb, double beta, unsigned long long C, int ldc, int element) {
+    if (emulated && stcu_graph_capturing(STCU_EMULATED_STREAM)) {
+        stcu_graph_op op = {.kind = STCU_GRAPH_OP_GEMM, .transa = transa, .transb = transb, .m = m, .n = n, .k = k,
+                            .alpha = alpha, .A = A, .lda = lda, .B = B, .ldb = ldb, .beta = beta, .C = C, .ldc = ldc,
+                            .batch = 1, .element = element};
+        return stcu_graph_record(STCU_EMULATED_STREAM, &op);
+    }
     if (emulated)
         return stcu_emu_gemm(transa, transb, m, n, k, alpha, (const void *)(uintptr_t)A, lda, (const void *)(uintptr_t)B,
                              ldb, beta, (void *)(uintptr_t)C, ldc, element);
@@ -121,16 +155,16 @@ int stcu_dev_gemm_batched(cublasHandle_t h, int transa, int transb, int m, int n
                           unsigned long long A, int lda, long long stride_a, unsigned long long B, int ldb,
                           long long stride_b, double beta, unsigned long long C, int ldc, long long stride_c, int batch,
                           int element) {
-    if (emulated) {
-        const unsigned long long item = gemm_item(element);
-        for (int i = 0; i < batch; i++) {
-            int r = stcu_dev_gemm(h, transa, transb, m, n, k, alpha, A + item * (unsigned long long)(i * stride_a), lda,
-                                  B + item * (unsigned long long)(i * stride_b), ldb, beta,
-                                  C + item * (unsigned long long)(i * stride_c), ldc, element);
-            if (r != 0) return r;
-        }
-        return 0;
+    if (emulated && stcu_graph_capturing(STCU_EMULATED_STREAM)) {
+        stcu_graph_op op = {.kind = STCU_GRAPH_OP_GEMM, .transa = transa, .transb = transb, .m = m, .n = n, .k = k,
+                            .alpha = alpha, .A = A, .lda = lda, .stride_a = stride_a, .B = B, .ldb = ldb,
+                            .stride_b = stride_b, .beta = beta, .C = C, .ldc = ldc, .stride_c = stride_c,
+                            .batch = batch, .element = element};
+        return stcu_graph_record(STCU_EMULATED_STREAM, &op);
     }
+    if (emulated)
+        return stcu_emu_gemm_batched(transa, transb, m, n, k, alpha, A, lda, stride_a, B, ldb, stride_b, beta, C, ldc,
+                                     stride_c, batch, element);
     if (element == STCU_GEMM_F64)
         return stcu_cublasDgemmStridedBatched(h, transa, transb, m, n, k, &alpha, (const double *)(uintptr_t)A, lda,
                                               stride_a, (const double *)(uintptr_t)B, ldb, stride_b, &beta,

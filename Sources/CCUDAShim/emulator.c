@@ -7,7 +7,7 @@
 // prelude builds on the barrier) run as cooperative fibers (ucontext): each fiber runs to the barrier, and
 // the block resumes once every live thread has arrived. Kernels without barriers never switch.
 #define _GNU_SOURCE
-#include "stcu_device.h"
+#include "emulator.h"
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -219,5 +219,20 @@ int stcu_emu_gemm(int transa, int transb, int m, int n, int k, double alpha, con
             if (element == STCU_GEMM_F16 || element == STCU_GEMM_BF16) acc = (float)acc;
             gemm_store(C, ic, element, alpha * acc + (beta == 0 ? 0 : beta * gemm_load(C, ic, element)));
         }
+    return 0;
+}
+
+int stcu_emu_gemm_batched(int transa, int transb, int m, int n, int k, double alpha, unsigned long long A, int lda,
+                          long long stride_a, unsigned long long B, int ldb, long long stride_b, double beta,
+                          unsigned long long C, int ldc, long long stride_c, int batch, int element) {
+    const unsigned long long item = element == STCU_GEMM_F64 ? 8 : element == STCU_GEMM_F32 ? 4 : 2;
+    for (int i = 0; i < batch; i++) {
+        const unsigned long long a = A + item * (unsigned long long)(i * stride_a);
+        const unsigned long long b = B + item * (unsigned long long)(i * stride_b);
+        const unsigned long long c = C + item * (unsigned long long)(i * stride_c);
+        int r = stcu_emu_gemm(transa, transb, m, n, k, alpha, (const void *)(uintptr_t)a, lda, (const void *)(uintptr_t)b,
+                              ldb, beta, (void *)(uintptr_t)c, ldc, element);
+        if (r != 0) return r;
+    }
     return 0;
 }

@@ -30,10 +30,22 @@ typedef struct CUevent_st *CUevent;
 typedef int CUdevice_attribute;
 /// CUfunction_attribute (an enum in cuda.h; int-sized in the C ABI).
 typedef int CUfunction_attribute;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct CUgraphNode_st *CUgraphNode;
+/// CUstreamCaptureMode and CUstreamCaptureStatus (enums in cuda.h; int-sized in the C ABI).
+typedef int CUstreamCaptureMode;
+typedef int CUstreamCaptureStatus;
 
 #define CUDA_SUCCESS 0
 #define CUDA_ERROR_OUT_OF_MEMORY 2
 #define CUDA_ERROR_NOT_INITIALIZED 3
+#define CUDA_ERROR_NOT_SUPPORTED 801
+#define CUDA_ERROR_ILLEGAL_STATE 401
+/// cudaErrorStreamCaptureUnsupported's driver twin: "operation not permitted when stream is capturing".
+#define CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED 900
+/// The capture was invalidated by an earlier refused operation; cuStreamEndCapture returns it.
+#define CUDA_ERROR_STREAM_CAPTURE_INVALIDATED 901
 
 #define CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK 1
 #define CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT 16
@@ -47,6 +59,13 @@ typedef int CUfunction_attribute;
 #define CU_EVENT_DEFAULT 0
 #define CU_EVENT_DISABLE_TIMING 2
 #define CU_STREAM_NON_BLOCKING 1
+
+#define CU_STREAM_CAPTURE_MODE_GLOBAL 0
+#define CU_STREAM_CAPTURE_MODE_THREAD_LOCAL 1
+#define CU_STREAM_CAPTURE_MODE_RELAXED 2
+#define CU_STREAM_CAPTURE_STATUS_NONE 0
+#define CU_STREAM_CAPTURE_STATUS_ACTIVE 1
+#define CU_STREAM_CAPTURE_STATUS_INVALIDATED 2
 
 // MARK: NVRTC types and constants (nvrtc.h)
 
@@ -178,6 +197,24 @@ CUresult stcu_cuEventDestroy(CUevent hEvent);
 CUresult stcu_cuGetErrorName(CUresult error, const char **pStr);
 CUresult stcu_cuGetErrorString(CUresult error, const char **pStr);
 CUresult stcu_cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc);
+
+// MARK: Driver: CUDA graphs (optional symbols; see stcu_graphs_supported)
+
+/// cuStreamBeginCapture_v2 (the form with a capture mode, CUDA 10.1+).
+CUresult stcu_cuStreamBeginCapture(CUstream hStream, CUstreamCaptureMode mode);
+CUresult stcu_cuStreamEndCapture(CUstream hStream, CUgraph *phGraph);
+CUresult stcu_cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus);
+/// cuGraphInstantiateWithFlags (CUDA 11.4+); on an older driver cuGraphInstantiate_v2 (no error node or log
+/// kept), which takes no flags: `flags` must then be 0.
+CUresult stcu_cuGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags);
+CUresult stcu_cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream);
+CUresult stcu_cuGraphExecDestroy(CUgraphExec hGraphExec);
+CUresult stcu_cuGraphDestroy(CUgraph hGraph);
+/// Sets the calling thread's capture interaction mode, returning the old one in *mode (CUDA 10.1+).
+CUresult stcu_cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode);
+/// 1 when the driver is loaded and exports the calls CUDA graphs need, else 0 with the missing symbol in `err`
+/// (always NUL-terminated when errlen > 0).
+int stcu_graphs_supported(char *err, size_t errlen);
 
 // MARK: NVRTC (libnvrtc.so.13 / .so.12)
 

@@ -159,6 +159,41 @@ int stcu_dev_gemm_batched(cublasHandle_t h, int transa, int transb, int m, int n
                           long long stride_b, double beta, unsigned long long C, int ldc, long long stride_c, int batch,
                           int element);
 
+// MARK: CUDA graphs (stream capture)
+//
+// Between stcu_dev_capture_begin(s) and stcu_dev_capture_end(s), the operations issued on `s` are recorded into
+// a graph instead of running: kernel launches (with their argument struct as it was then), memsets,
+// device-to-device copies and GEMMs. stcu_dev_graph_launch replays them in order, as often as wanted. On the
+// driver this is CUDA's stream capture; on the emulator a recording replayed by the host.
+//
+// Refused while `s` captures, with CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and without running (on both):
+// stcu_dev_dtoh and stcu_dev_sync (the host would wait for work that has not run; a refused dtoh zeroes `dst`),
+// stcu_dev_htod (a graph would read the host source again at every replay, and SwiftTorch's sources are
+// temporary buffers freed after the call), and stcu_dev_graph_launch (no nested graphs). The capture itself
+// goes on and ends normally; the caller decides what a refused operation means (SwiftTorch's CUDAGraph throws).
+// On the driver, stcu_dev_alloc during a capture relaxes the calling thread's capture mode for its cuMemAlloc.
+
+/// The executable graph a capture produced.
+typedef struct stcu_graph *stcu_graph_t;
+
+/// 1 when graphs can be used (always on the emulator; on the driver when libcuda exports the graph calls), else
+/// 0 with the reason in `err` (always NUL-terminated when errlen > 0).
+int stcu_dev_graphs_supported(char *err, size_t errlen);
+/// Starts capturing `s` in `mode` (CU_STREAM_CAPTURE_MODE_GLOBAL, _THREAD_LOCAL or _RELAXED: which
+/// potentially unsafe calls the driver refuses meanwhile, and from which threads). A stream already capturing
+/// gives CUDA_ERROR_ILLEGAL_STATE.
+int stcu_dev_capture_begin(CUstream s, int mode);
+/// Ends the capture of `s` and instantiates what it recorded into `*graph` (NULL on failure).
+int stcu_dev_capture_end(CUstream s, stcu_graph_t *graph);
+/// 1 while `s` is capturing.
+int stcu_dev_is_capturing(CUstream s);
+/// Replays `g` on `s`, asynchronously like any launch.
+int stcu_dev_graph_launch(stcu_graph_t g, CUstream s);
+/// The number of operations `g` holds on the emulator; -1 for a driver graph.
+long stcu_dev_graph_size(stcu_graph_t g);
+/// Frees `g` (a replay still queued on the driver completes first: cuGraphExecDestroy's contract).
+void stcu_dev_graph_destroy(stcu_graph_t g);
+
 // MARK: emulation state seen by host-compiled kernels (the prelude's threadIdx etc. read it)
 typedef struct { unsigned x, y, z; } stcu_emu_dim3;
 typedef struct stcu_emu_state {

@@ -151,6 +151,7 @@ extension optim {
         /// Runs `update(group, param, grad, state)` for each parameter with a gradient, without autograd,
         /// then bumps the parameter's version.
         func forEachParameter(_ update: (ParamGroup, Tensor, Tensor, ParamState) -> Void) {
+            if CUDAGraphCapture.isUnderway { checkGraphCapture() }
             torch.noGrad {
                 for group in paramGroups {
                     for p in group.params {
@@ -162,6 +163,22 @@ extension optim {
                     }
                 }
             }
+        }
+
+        /// Whether `step()` can be captured in a CUDA graph: every value its kernels take by value must be the
+        /// same at every replay. Not so when a step count or a bias correction goes in by value (Adam and the
+        /// other optimizers that count steps on the host): PyTorch's answer is `capturable=True`, keeping the
+        /// step on the device, which SwiftTorch's optimizers do not have yet. `optim.SGD` is capturable.
+        var isGraphCapturable: Bool { false }
+
+        /// Refuses a capture of this optimizer's step on a CUDA device when it is not capturable.
+        @inline(never) private func checkGraphCapture() {
+            guard !isGraphCapturable, paramGroups.contains(where: { $0.params.contains { $0.isCuda && $0.grad != nil } })
+            else { return }
+            CUDAGraphCapture.refuse("Attempting CUDA graph capture of step() for an instance of \(type(of: self)) but "
+                + "param_groups' capturable is False (its step count and bias corrections are host values a graph "
+                + "would freeze; SwiftTorch has no capturable optimizers besides optim.SGD yet: call step() outside "
+                + "the graph)")
         }
 
         // MARK: State dicts

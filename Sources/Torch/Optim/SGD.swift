@@ -28,6 +28,10 @@ extension optim {
              ("foreach", .none), ("differentiable", .bool(false)), ("fused", .none)]
         }
 
+        /// SGD's kernels take only hyper-parameters by value; a capture must not make momentum buffers (see
+        /// `step()`).
+        override var isGraphCapturable: Bool { true }
+
         public override func step() {
             forEachParameter { group, p, g, st in
                 let lr = group.lr, momentum = group.double("momentum"), dampening = group.double("dampening")
@@ -40,6 +44,11 @@ extension optim {
                         buf = Tensor(uninitializedShape: p.shape, dtype: p.dtype, device: p.device)
                         st["momentum_buffer"] = .tensor(buf!)
                         firstStep = true
+                        if p.isCuda && CUDAGraphCapture.isUnderway {
+                            // A graph would replay the first step's "buffer = gradient" every time.
+                            CUDAGraphCapture.refuse("SGD.step: the momentum buffers are made at the first step; run "
+                                + "step() once before capturing it in a CUDA graph")
+                        }
                     }
                 }
                 if p.isCuda {

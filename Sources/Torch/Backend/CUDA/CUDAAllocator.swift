@@ -10,6 +10,9 @@ import Glibc
 ///
 /// Blocks are reused in stream order: the backend has one stream per device, so a block freed by the host
 /// while kernels that use it are still queued is only reused by kernels queued after them.
+///
+/// While a CUDA graph is being captured, allocations on its device come from the graph's private pool, and
+/// blocks go back to that pool when freed (CUDAGraphPool.swift).
 enum CUDAAllocator {
     /// Size classes: multiples of 512 B up to 1 MiB (PyTorch's small-block rounding), then quarter powers of
     /// two (at most 25 % slack, as the CPU cache does).
@@ -30,14 +33,14 @@ enum CUDAAllocator {
         var reserved: Int { allocated + cached }
     }
 
-    nonisolated(unsafe) private static var pools: [Pool] = []
-    nonisolated(unsafe) private static let lock: UnsafeMutablePointer<pthread_mutex_t> = {
+    nonisolated(unsafe) static var pools: [Pool] = []
+    nonisolated(unsafe) static let lock: UnsafeMutablePointer<pthread_mutex_t> = {
         let m = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         pthread_mutex_init(m, nil)
         return m
     }()
 
-    @inline(__always) private static func withPool<R>(_ device: Int, _ body: (inout Pool) -> R) -> R {
+    @inline(__always) static func withPool<R>(_ device: Int, _ body: (inout Pool) -> R) -> R {
         pthread_mutex_lock(lock)
         defer { pthread_mutex_unlock(lock) }
         while pools.count <= device { pools.append(Pool()) }
@@ -47,6 +50,7 @@ enum CUDAAllocator {
     /// A block of at least `bytes` on `device` (uninitialised), and its capacity.
     static func allocate(_ bytes: Int, device: Int) -> (UnsafeMutableRawPointer, Int) {
         let size = roundedSize(bytes)
+        if _slowPath(capturesUnderway != 0), let block = allocateDuringCapture(size, device: device) { return block }
         let cached: UInt64? = withPool(device) { pool in
             guard let p = pool.free[size]?.popLast() else { return nil }
             pool.cached -= size
@@ -73,18 +77,23 @@ enum CUDAAllocator {
         return (UnsafeMutableRawPointer(bitPattern: UInt(p))!, size)
     }
 
-    /// Returns a block to its device's cache.
+    /// Returns a block to its device's cache (or to the graph pool that owns it).
     static func free(_ p: UnsafeMutableRawPointer, size: Int, device: Int) {
         withPool(device) { pool in
-            pool.free[size, default: []].append(UInt64(UInt(bitPattern: p)))
+            let block = UInt64(UInt(bitPattern: p))
+            if _slowPath(!privateOwner.isEmpty || capturesUnderway != 0),
+               returnToGraphPool(block, size: size, device: device, stats: &pool) { return }
+            pool.free[size, default: []].append(block)
             pool.allocated -= size
             pool.cached += size
         }
     }
 
     /// Frees every cached block of `device` to the driver (waits for the device first, since queued kernels
-    /// may still use blocks the host already freed).
+    /// may still use blocks the host already freed). Blocks of graph pools stay: their graphs replay into them.
+    /// Does nothing while `device` captures a graph (the wait and cuMemFree would break the capture).
     static func emptyCache(device: Int) {
+        if _slowPath(capturesUnderway != 0) && isCapturing(device: device) { return }
         let blocks: [UInt64] = withPool(device) { pool in
             let all = pool.free.values.flatMap { $0 }
             pool.free = [:]
@@ -103,7 +112,7 @@ enum CUDAAllocator {
     static func resetPeak(device: Int) { withPool(device) { $0.peakAllocated = $0.allocated } }
 
     /// PyTorch's `torch.OutOfMemoryError` text, with this allocator's figures.
-    @inline(never) private static func outOfMemory(requested: Int, device: Int) -> Never {
+    @inline(never) static func outOfMemory(requested: Int, device: Int) -> Never {
         var freeBytes = 0, total = 0
         _ = stcu_dev_mem_info(&freeBytes, &total)
         let pool = stats(device: device)

@@ -1,16 +1,21 @@
 import CCUDAShim
 
-/// How many device operations this process has issued, all devices together: kernel launches, cuBLAS calls and
-/// copy-engine operations (device-to-device copies and memsets). Tests read it before and after a training step
-/// to pin that step's launch count, so a change that adds launches shows; nothing here resets it. One
-/// unsynchronised increment per operation: a count, not a lock.
+/// How many device operations this process has issued, all devices together: kernel launches, cuBLAS calls,
+/// copy-engine operations (device-to-device copies and memsets) and CUDA graph replays. Tests read it before and
+/// after a training step to pin that step's launch count, so a change that adds launches shows; nothing here
+/// resets it. One unsynchronised increment per operation: a count, not a lock.
+///
+/// A graph replay is one launch (`graphs`), whatever the graph holds: that is the host work it costs. What a
+/// capture records is not issued, so `CUDAGraph.captureEnd()` takes it back out of these counts (and keeps it
+/// as the graph's `capturedOperations`).
 enum CUDALaunchCounter {
     nonisolated(unsafe) static var kernels = 0
     nonisolated(unsafe) static var gemms = 0
     nonisolated(unsafe) static var copies = 0
+    nonisolated(unsafe) static var graphs = 0
 
     /// Everything issued so far.
-    static var total: Int { kernels &+ gemms &+ copies }
+    static var total: Int { kernels &+ gemms &+ copies &+ graphs }
 
     /// Kernel launches by `KernelID.slot` while `byKernel` is on (off by default: the hot path then pays one
     /// predictable branch). Tests and investigations switch it on to see which kernels a step launches.

@@ -46,6 +46,12 @@ enum CUDARandom {
         precondition(t.dtype.isFloatingPoint, "\(op.name)_: expected a floating point tensor (got \(t.dtype))")
         guard case .cuda(let index) = t.device else { preconditionFailure("CUDARandom: \(t.device) is not a CUDA device") }
         if t.numel == 0 { return }
+        if CUDAGraphCapture.isUnderway {
+            // The seed and Philox offset go in by value: every replay would draw the same numbers. PyTorch keeps
+            // them on the device for graphs (graph-safe RNG); SwiftTorch has no such generator yet.
+            CUDAGraphCapture.refuse("\(op.name) on cuda:\(index) (random numbers, e.g. dropout: the generator's offset "
+                + "would be frozen in the graph)")
+        }
         let target = t.isContiguous ? t : Tensor(uninitializedShape: t.shape, dtype: t.dtype, device: t.device)
         let (seed, offset) = reserve(device: index, count: t.numel)
         var args = stcu_ew_args()

@@ -226,7 +226,7 @@ enum CUDARuntime {
 
     /// CUDA's name and string for `code`, as PyTorch prints them.
     static func errorText(_ code: Int32) -> String {
-        if isEmulatedWithoutLoading { return "emulator error \(code)" }
+        if isEmulatedWithoutLoading { return emulatorErrorText(code) }
         var name: UnsafePointer<CChar>? = nil, text: UnsafePointer<CChar>? = nil
         _ = stcu_cuGetErrorName(code, &name)
         _ = stcu_cuGetErrorString(code, &text)
@@ -236,14 +236,33 @@ enum CUDARuntime {
 
     private static var isEmulatedWithoutLoading: Bool { stcu_dev_is_emulated() != 0 }
 
+    /// The driver's text for the codes the emulator returns itself (graph capture), else the bare code.
+    private static func emulatorErrorText(_ code: Int32) -> String {
+        switch code {
+        case Int32(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED):
+            return "operation not permitted when stream is capturing (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)"
+        case Int32(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED):
+            return "operation failed due to a previous error during capture (CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)"
+        case Int32(CUDA_ERROR_ILLEGAL_STATE):
+            return "the operation cannot be performed in the present state (CUDA_ERROR_ILLEGAL_STATE)"
+        default: return "emulator error \(code)"
+        }
+    }
+
     /// Stops with the op and CUDA's error string (PyTorch's `RuntimeError: CUDA error: ...`).
     @inline(never) static func fail(_ code: Int32, _ op: String) -> Never {
         preconditionFailure("\(op): CUDA error: \(errorText(code))")
     }
 
-    /// Checks a driver call's result.
+    /// Checks a driver call's result. An operation a CUDA graph capture refused does not stop the program: the
+    /// capture records it and `CUDAGraph.captureEnd()` throws (ops cannot throw; PyTorch raises at the op).
     @inline(__always) static func check(_ code: Int32, _ op: @autoclosure () -> String) {
-        if _slowPath(code != 0) { fail(code, op()) }
+        if _slowPath(code != 0) { failUnlessCaptureRefused(code, op()) }
+    }
+
+    @inline(never) private static func failUnlessCaptureRefused(_ code: Int32, _ op: String) {
+        if code == Int32(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED), CUDAGraphCapture.refuse(op) { return }
+        fail(code, op)
     }
 
     // MARK: synchronisation and pinned host memory
