@@ -59,6 +59,7 @@ def main():
 
         us = time_it(200, step, rounds)
         print("BENCH MLP 784-512-256-10 train step batch 64 %s: %.0f us" % ("Adam" if adam else "SGD", us))
+    mlp_graph_benchmarks(dev, rounds)
     for n in (4096, 8192):
         m1, m2 = torch.rand(n, n, device=dev), torch.rand(n, n, device=dev)
         us = time_it(20 if n == 4096 else 5, lambda: m1.mm(m2), rounds)
@@ -132,6 +133,43 @@ def fashion_mnist(dev, root):
                           for s in range(0, x_test.shape[0], 1000))
         print("# Fashion-MNIST CNN on CUDA, epoch %d: test accuracy %.4f, %.2f s" % (epoch, correct / x_test.shape[0], seconds))
     print("BENCH Fashion-MNIST CNN epoch batch 64 Adam data on the GPU: %.2f s" % best)
+
+
+def mlp_graph_benchmarks(dev, rounds):
+    """cuda-check's GraphChecks.swift: the MLP's SGD-momentum step eagerly, then captured once with
+    torch.cuda.graph after a warm-up step on a side stream (PyTorch's recipe) and replayed."""
+    def make():
+        torch.manual_seed(4)
+        model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(), nn.Linear(256, 10)).to(dev)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        xb, yb = torch.rand(64, 784, device=dev), torch.randint(0, 10, (64,), device=dev)
+
+        def step():
+            loss = F.cross_entropy(model(xb), yb)
+            loss.backward()
+            opt.step()
+            return loss
+        return opt, step
+
+    opt, step = make()
+
+    def eager_step():
+        opt.zero_grad()
+        step()
+    print("BENCH MLP 784-512-256-10 SGD momentum step batch 64 eager: %.0f us" % time_it(200, eager_step, rounds))
+    opt, step = make()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            opt.zero_grad(set_to_none=True)
+            step()
+    torch.cuda.current_stream().wait_stream(side)
+    opt.zero_grad(set_to_none=True)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        step()
+    print("BENCH MLP 784-512-256-10 SGD momentum step batch 64 CUDA graph replay: %.0f us" % time_it(200, g.replay, rounds))
 
 
 def resnet_benchmarks(dev, rounds):

@@ -175,8 +175,6 @@ int stcu_dev_graph_launch(stcu_graph_t g, CUstream s) {
     return CUDA_SUCCESS;
 }
 
-long stcu_dev_graph_size(stcu_graph_t g) { return g && !g->exec ? (long)g->count : -1; }
-
 void stcu_dev_graph_destroy(stcu_graph_t g) {
     if (!g) return;
     if (g->exec) (void)stcu_cuGraphExecDestroy(g->exec);

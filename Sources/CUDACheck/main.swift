@@ -358,6 +358,7 @@ if runChecks {
                && text.contains("Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"))
     } catch { report("mixed devices", false, "\(error)") }
     runMixedPrecisionChecks()
+    runGraphChecks()   // GraphChecks.swift
     runModelZooChecks(quick: info.emulated || quick)
     if let cifarRoot { runCIFARLeNet(root: cifarRoot) }
     if let fashionMNISTRoot { runFashionMNIST(root: fashionMNISTRoot) }
@@ -392,6 +393,7 @@ if runBench && !info.emulated {
         let us = timeIt(200) { opt.zeroGrad(); F.crossEntropy(model(xb), yb).backward(); opt.step() }
         print(String(format: "BENCH MLP 784-512-256-10 train step batch 64 %@: %.0f us", adam ? "Adam" : "SGD", us))
     }
+    runGraphBenchmarks()   // GraphChecks.swift
     for n in [4096, 8192] {
         let m1 = torch.rand(n, n).cuda(), m2 = torch.rand(n, n).cuda()
         let us = timeIt(n == 4096 ? 20 : 5) { _ = m1.mm(m2) }

@@ -189,8 +189,6 @@ int stcu_dev_capture_end(CUstream s, stcu_graph_t *graph);
 int stcu_dev_is_capturing(CUstream s);
 /// Replays `g` on `s`, asynchronously like any launch.
 int stcu_dev_graph_launch(stcu_graph_t g, CUstream s);
-/// The number of operations `g` holds on the emulator; -1 for a driver graph.
-long stcu_dev_graph_size(stcu_graph_t g);
 /// Frees `g` (a replay still queued on the driver completes first: cuGraphExecDestroy's contract).
 void stcu_dev_graph_destroy(stcu_graph_t g);
 

@@ -141,6 +141,17 @@ extension torch.cuda {
     /// The graph's tensors live in a private memory pool (never handed to tensors made outside it), released
     /// by `reset()` or when the graph is deinitialised. Calling `replay()` or `pool()` before a successful
     /// capture is a programmer error and stops the program.
+    ///
+    /// Warm-up: PyTorch runs a few iterations on a side stream before capturing, so that lazy initialisation
+    /// (cuBLAS handles and workspaces, autograd's and the optimizer's buffers, the allocator's cache) happens
+    /// outside the graph. SwiftTorch has one stream per device and captures that stream, so the warm-up is
+    /// simply one or more ordinary eager iterations before the capture; it also compiles and loads every kernel
+    /// the capture will record (module loading inside a capture is not allowed by the driver).
+    ///
+    /// Limits: everything passed by value is frozen at capture (shapes, scalars, the learning rate, the random
+    /// generator's offset: random ops are refused); host reads, waits and host-to-device copies are refused;
+    /// graphs do not nest (`replay()` inside a capture is refused). With cuBLAS older than 12.2 each capture may
+    /// keep its own cuBLAS workspace (PyTorch sets one explicitly for that reason).
     public final class CUDAGraph {
         private var executable: stcu_graph_t? = nil
         private var device = 0
