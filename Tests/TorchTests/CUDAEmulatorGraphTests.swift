@@ -29,6 +29,7 @@ final class CUDAEmulatorGraphTests: CUDAEmulatorTestCase {
 
         let g = torch.cuda.CUDAGraph()
         var capturing = false
+        let issuedBefore = CUDALaunchCounter.total
         let y = try torch.cuda.graph(g) { () -> Tensor in
             capturing = torch.cuda.isCurrentStreamCapturing()
             return forward()
@@ -36,6 +37,7 @@ final class CUDAEmulatorGraphTests: CUDAEmulatorTestCase {
         XCTAssertTrue(capturing, "isCurrentStreamCapturing() inside the capture")
         XCTAssertFalse(torch.cuda.isCurrentStreamCapturing(), "isCurrentStreamCapturing() after it")
         XCTAssertGreaterThanOrEqual(g.capturedOperations, 2, "a GEMM and the bias/relu kernels were recorded")
+        XCTAssertEqual(CUDALaunchCounter.total, issuedBefore, "a capture issues nothing")
         XCTAssertNotEqual(values(y), values(eagerBefore), "the capture ran nothing: the static output is not computed yet")
 
         for seed: UInt64 in [5, 6] {
@@ -66,12 +68,15 @@ final class CUDAEmulatorGraphTests: CUDAEmulatorTestCase {
 
         let eager = makeModel().to(cuda)
         let eagerOpt = optim.SGD(eager.parameters(), lr: 0.05, momentum: 0.9)
-        var eagerLosses: [Double] = []
+        var eagerLosses: [Double] = [], eagerStepLaunches = 0
         for (x, y) in batches {
+            let xd = x.to(cuda), yd = y.to(cuda)
+            let before = CUDALaunchCounter.total
             eagerOpt.zeroGrad()
-            let loss = lossFunction(eager(x.to(cuda)), y.to(cuda))
+            let loss = lossFunction(eager(xd), yd)
             loss.backward()
             eagerOpt.step()
+            eagerStepLaunches = CUDALaunchCounter.total - before
             eagerLosses.append(loss.item())
         }
 
@@ -90,6 +95,7 @@ final class CUDAEmulatorGraphTests: CUDAEmulatorTestCase {
         opt.zeroGrad()
         let g = torch.cuda.CUDAGraph()
         let staticLoss = try torch.cuda.graph(g) { step() }
+        XCTAssertEqual(g.capturedOperations, eagerStepLaunches, "the graph holds what one eager step launches")
         for (k, (x, y)) in batches.enumerated().dropFirst() {
             staticX.copy_(x)
             staticY.copy_(y)
