@@ -53,20 +53,21 @@ final class CUDAEmulatorGraphTests: CUDAEmulatorTestCase {
         }
     }
 
-    /// A small MLP's whole training step (forward, cross-entropy backward, SGD with momentum) captured once after a
+    /// A model's whole training step (forward, cross-entropy backward, SGD with momentum) captured once after a
     /// warm-up step, then replayed on new batches copied into the static inputs, against the same steps run eagerly.
-    func testGraphedMLPTrainingStepMatchesEagerSteps() throws {
-        func makeModel() -> nn.Sequential {
+    private func assertGraphedStepsMatchEager(_ name: String, input: [Int], classes: Int, _ makeModel: () -> nn.Module,
+                                              file: StaticString = #filePath, line: UInt = #line) throws {
+        func seededModel() -> nn.Module {
             torch.manualSeed(11)
-            return nn.Sequential(nn.Linear(20, 32), nn.ReLU(), nn.Linear(32, 16), nn.ReLU(), nn.Linear(16, 5))
+            return makeModel()
         }
         let batches: [(Tensor, Tensor)] = (0..<5).map { k in
             torch.manualSeed(100 + UInt64(k))
-            return (torch.randn(8, 20), torch.randint(0, 5, [8]))
+            return (torch.randn(input), torch.randint(0, classes, [input[0]]))
         }
         let lossFunction = nn.CrossEntropyLoss()
 
-        let eager = makeModel().to(cuda)
+        let eager = seededModel().to(cuda)
         let eagerOpt = optim.SGD(eager.parameters(), lr: 0.05, momentum: 0.9)
         var eagerLosses: [Double] = [], eagerStepLaunches = 0
         for (x, y) in batches {
@@ -80,7 +81,7 @@ final class CUDAEmulatorGraphTests: CUDAEmulatorTestCase {
             eagerLosses.append(loss.item())
         }
 
-        let graphed = makeModel().to(cuda)
+        let graphed = seededModel().to(cuda)
         let opt = optim.SGD(graphed.parameters(), lr: 0.05, momentum: 0.9)
         let staticX = batches[0].0.to(cuda), staticY = batches[0].1.to(cuda)
         func step() -> Tensor {
@@ -91,20 +92,34 @@ final class CUDAEmulatorGraphTests: CUDAEmulatorTestCase {
         }
         opt.zeroGrad()
         let warmUpLoss = step().item()   // the first batch, eagerly: momentum buffers exist afterwards
-        XCTAssertEqual(warmUpLoss, eagerLosses[0], accuracy: 1e-5)
+        XCTAssertEqual(warmUpLoss, eagerLosses[0], accuracy: 1e-5, "\(name) warm-up loss", file: file, line: line)
         opt.zeroGrad()
         let g = torch.cuda.CUDAGraph()
         let staticLoss = try torch.cuda.graph(g) { step() }
-        XCTAssertEqual(g.capturedOperations, eagerStepLaunches, "the graph holds what one eager step launches")
+        XCTAssertEqual(g.capturedOperations, eagerStepLaunches, "\(name): the graph holds what one eager step launches",
+                       file: file, line: line)
         for (k, (x, y)) in batches.enumerated().dropFirst() {
             staticX.copy_(x)
             staticY.copy_(y)
             g.replay()
-            XCTAssertEqual(staticLoss.item(), eagerLosses[k], accuracy: 1e-5, "loss of batch \(k)")
+            XCTAssertEqual(staticLoss.item(), eagerLosses[k], accuracy: 1e-5, "\(name) loss of batch \(k)", file: file, line: line)
         }
-        for (name, (a, b)) in zip(["0.weight", "0.bias", "2.weight", "2.bias", "4.weight", "4.bias"],
-                                  zip(eager.parameters(), graphed.parameters())) {
-            assertClose(a, b, tol: 1e-5, "\(name) after \(batches.count) steps")
+        for (k, (a, b)) in zip(eager.parameters(), graphed.parameters()).enumerated() {
+            assertClose(a, b, tol: 1e-5, "\(name) parameter \(k) after \(batches.count) steps", file: file, line: line)
+        }
+    }
+
+    func testGraphedMLPTrainingStepMatchesEagerSteps() throws {
+        try assertGraphedStepsMatchEager("MLP", input: [8, 20], classes: 5) {
+            nn.Sequential(nn.Linear(20, 32), nn.ReLU(), nn.Linear(32, 16), nn.ReLU(), nn.Linear(16, 5))
+        }
+    }
+
+    /// Pooling's window tables are uploaded at the warm-up step and found again by the capture.
+    func testGraphedCNNTrainingStepMatchesEagerSteps() throws {
+        try assertGraphedStepsMatchEager("LeNet-style CNN", input: [4, 3, 16, 16], classes: 10) {
+            nn.Sequential(nn.Conv2d(3, 6, 5), nn.ReLU(), nn.MaxPool2d(kernelSize: 2), nn.Conv2d(6, 8, 3), nn.ReLU(),
+                          nn.AvgPool2d(kernelSize: 2), nn.Flatten(), nn.Linear(32, 10))
         }
     }
 

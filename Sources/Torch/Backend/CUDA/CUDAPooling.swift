@@ -1,8 +1,8 @@
 import CCUDAShim
 
 /// Pooling on CUDA (the `pooling` kernel family, `PoolingKernelSource`). The window tables of a
-/// `PoolGeometry` go to the device with each call (3 × the output sizes of int64), so every kind of window
-/// the CPU supports runs the same way. Max pooling's backward and its adjoint are index ops on the saved
+/// `PoolGeometry` (3 × the output sizes of int64) go to the device once per geometry (`CUDAConstantTables`),
+/// so every kind of window the CPU supports runs the same way, and a CUDA graph can capture pooling. Max pooling's backward and its adjoint are index ops on the saved
 /// indices (`indexAdd_` / `take` over flat offsets), already on the device.
 enum CUDAPooling {
     /// Max pooling of contiguous `x` into `out` (planes × output plane), indices into `indices` when given.
@@ -26,7 +26,7 @@ enum CUDAPooling {
     /// Flat element offsets of max-pooling `indices` (in-plane, [planes, out plane]) into their planes of
     /// `inPlane` elements: index + plane · inPlane, int64 on the indices' device.
     static func flatOffsets(_ indices: Tensor, planes: Int, inPlane: Int, outPlane: Int) -> Tensor {
-        let base = (torch.arange(0, planes, dtype: .int64) * inPlane).to(indices.device).view([planes, 1])
+        let base = CUDAConstantTables.tensor((0..<planes).map { Int64($0 * inPlane) }, on: indices.device).view([planes, 1])
         return (indices.reshape([planes, outPlane]) + base).reshape([-1])
     }
 
@@ -44,7 +44,7 @@ enum CUDAPooling {
             table += (0..<size).map { Int64(axis.valid[$0].count) }
             table += (0..<size).map { Int64(axis.paddedCount[$0]) }
         }
-        let tableTensor = torch.tensor(table).to(output.device)
+        let tableTensor = CUDAConstantTables.tensor(table, on: output.device)
         var args = stcu_pool_args()
         args.n = Int64(n)
         func triple(_ v: [Int]) -> (Int64, Int64, Int64) { (Int64(v[0]), Int64(v[1]), Int64(v[2])) }
@@ -54,7 +54,7 @@ enum CUDAPooling {
         args.table = tableTensor.deviceAddress
         args.in = input.deviceAddress; args.out = output.deviceAddress; args.indices = indices?.deviceAddress ?? 0
         CUDARuntime.device(index).launch(.pooling(op, input.dtype), items: n, args: &args, "pool_\(op.name)")
-        // The table must outlive the launch: the allocator reuses its block only for work queued after this.
+        // A table that was not kept must outlive the launch: the allocator reuses its block only for work queued after this.
         _ = tableTensor
     }
 }

@@ -46,8 +46,8 @@ enum CUDAResampling {
         guard case .cuda(let index) = output.device else { preconditionFailure("CUDAResampling: output on \(output.device)") }
         let n = output.numel
         if n == 0 { return }
-        let tableTensor = torch.tensor(table).to(output.device)
-        let weightTensor = Tensor(weights, shape: [weights.count], dtype: input.dtype).to(output.device)
+        let tableTensor = CUDAConstantTables.tensor(table, on: output.device)
+        let weightTensor = CUDAConstantTables.tensor(weights, dtype: input.dtype, on: output.device)
         var args = stcu_resample_args()
         args.n = Int64(n)
         args.in_size = Int64(input.shape[dim])
