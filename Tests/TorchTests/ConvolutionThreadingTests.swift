@@ -2,8 +2,10 @@ import XCTest
 @testable import Torch
 
 /// The convolution passes split over the pool (the cropped-tap weight copies, the per-chunk weight-gradient sums of
-/// im2col and Winograd, Winograd's filter transforms) give one thread's values on two threads, for shapes large
-/// enough that every one of those passes is split (ResNet's last stage on 1×1 planes; 48 → 48 Winograd).
+/// im2col and Winograd, Winograd's filter transforms, the whole-batch GEMMs with their layout copies split over
+/// images, Winograd's weight gradient split over its 16 positions) give one thread's values on two threads (and on
+/// eight, the schedules many-core machines take), for shapes large enough that every one of those passes is split
+/// (ResNet's last stage on 1×1 planes; 48 → 48 Winograd).
 final class ConvolutionThreadingTests: XCTestCase {
     /// y, x.grad, w.grad of `body(x, w)` weighted by a fixed random tensor, on `threads` threads.
     private func run(_ x: Tensor, _ w: Tensor, threads: Int, _ body: (Tensor, Tensor) -> Tensor) -> [Tensor] {
@@ -17,9 +19,9 @@ final class ConvolutionThreadingTests: XCTestCase {
         return [y.detach(), xs.grad!, ws.grad!]
     }
 
-    private func compare(_ x: Tensor, _ w: Tensor, file: StaticString = #filePath, line: UInt = #line,
+    private func compare(_ x: Tensor, _ w: Tensor, threads: Int = 2, file: StaticString = #filePath, line: UInt = #line,
                          _ body: (Tensor, Tensor) -> Tensor) {
-        let one = run(x, w, threads: 1, body), two = run(x, w, threads: 2, body)
+        let one = run(x, w, threads: 1, body), two = run(x, w, threads: threads, body)
         for (name, (a, b)) in zip(["output", "input grad", "weight grad"], zip(one, two)) {
             let scale = Swift.max(a.abs().max().item(), 1)
             // Two threads sum the weight gradient's per-image terms in two partial sums: rounding differs.
@@ -57,5 +59,30 @@ final class ConvolutionThreadingTests: XCTestCase {
                                                       bigChannels: 48, smallChannels: 48), batch: 8)
         XCTAssertNotNil(p, "this convolution should run as Winograd")
         compare(torch.randn([8, 48, 6, 6]), torch.randn([48, 48, 3, 3]) * 0.1) { F.conv2d($0, $1, padding: 1) }
+    }
+
+    /// ResNet-18's layer-3 stride-2 convolution at batch 32 (128 → 256 on 4×4 → 2×2 planes, 128 GEMM columns): image
+    /// chunks on 2 threads, but on 8 threads a thread would get 16 columns, so the whole batch is one GEMM with its
+    /// im2col, gathers and col2im split over the images.
+    func testFewColumnsPerThreadIsOneGEMM() {
+        torch.manualSeed(4)
+        let g = ConvGeometry(big: [1, 4, 4], small: [1, 2, 2], kernel: [1, 3, 3], stride: [1, 2, 2], padding: [0, 1, 1],
+                             dilation: [1, 1, 1], groups: 1, bigChannels: 128, smallChannels: 256)
+        let saved = torch.getNumThreads()
+        torch.setNumThreads(2)
+        XCTAssertEqual(gemmImageChunks(g, batch: 32), 2)
+        torch.setNumThreads(8)
+        XCTAssertEqual(gemmImageChunks(g, batch: 32), 1)
+        torch.setNumThreads(saved)
+        compare(torch.randn([32, 128, 4, 4]), torch.randn([256, 128, 3, 3]) * 0.05, threads: 8) {
+            F.conv2d($0, $1, stride: 2, padding: 1)
+        }
+    }
+
+    /// 48 → 48 on 6×6, batch 8, on 8 threads: 9 tiles a chunk, so the weight gradient splits its 16 transform
+    /// positions over the pool instead of summing eight partial gradients.
+    func testWinogradWeightGradientByPosition() {
+        torch.manualSeed(6)
+        compare(torch.randn([8, 48, 6, 6]), torch.randn([48, 48, 3, 3]) * 0.1, threads: 8) { F.conv2d($0, $1, padding: 1) }
     }
 }

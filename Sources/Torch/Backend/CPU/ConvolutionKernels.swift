@@ -115,20 +115,48 @@ func forEachImageChunk(_ n: Int, chunks: Int, _ body: (Int, Range<Int>) -> Void)
     }
 }
 
-/// `imageChunks` for the im2col GEMM paths, with one exception: when the whole batch goes into one GEMM (small
-/// planes, see `imagesPerGEMM`) and the weight matrix has at least 4× as many rows as that GEMM has columns, one
-/// chunk. The GEMM then splits the weight's rows over the threads, each packing its share, where one chunk of images
-/// per thread has every thread pack the whole weight (and, for the weight gradient, sum partial copies of it). The
-/// 4× keeps shapes whose serial im2col would cost about what the duplicate packing does on image chunks.
-/// ResNet-18's last stage on 32×32 images (512 × 512 weights, 32 columns): 150 against 198 µs per GEMM at 2
-/// threads, 193 against 285 µs for its 1024-row input gradient (a C model of both schedules).
+/// `imageChunks` for the im2col GEMM paths, with two exceptions, both when the whole batch goes into one GEMM
+/// (small planes, see `imagesPerGEMM`): one chunk, the GEMM splitting the weight's rows or the columns over the
+/// threads and the layout copies (im2col, col2im, the block gathers) splitting the images.
+/// - The weight matrix has at least 4× as many rows as that GEMM has columns. One chunk of images per thread has
+///   every thread pack the whole weight (and, for the weight gradient, sum partial copies of it). The 4× keeps
+///   shapes whose im2col would cost about what the duplicate packing does on image chunks. ResNet-18's last stage
+///   on 32×32 images (512 × 512 weights, 32 columns): 150 against 198 µs per GEMM at 2 threads, 193 against 285 µs
+///   for its 1024-row input gradient (a C model of both schedules).
+/// - A thread's share of the columns would be under `minColumnsPerThread`: at 16 threads a batch of 32 leaves two
+///   images a thread, and on 4×4 or 2×2 planes each thread would pack the whole weight (up to 2.4 MB) to multiply
+///   it by 8–32 columns, or write a whole partial weight gradient from them. `Benchmarks --parallel-model 16`
+///   measured that redundancy on ResNet-18's batch-32 step: 40 % more work than the same step split 2 ways, most
+///   of it in these three kernels. The rule depends on the thread count, so 1 and 2 threads keep their schedule.
 func gemmImageChunks(_ g: ConvGeometry, batch n: Int) -> Int {
     let columns = n * g.smallPlane, K = g.colRows
-    if n > 1, g.groups == 1, imagesPerGEMM(g, images: n) == n, g.smallChannels >= 4 * columns,
-       g.smallChannels * K * columns >= 1 << 19 {
+    let threads = Int(ct_get_num_threads())
+    if n > 1, g.groups == 1, imagesPerGEMM(g, images: n) == n, g.smallChannels * K * columns >= 1 << 19,
+       g.smallChannels >= 4 * columns || columns < threads * minColumnsPerThread {
         return 1
     }
     return imageChunks(n, macsPerImage: g.smallChannels * K * g.smallPlane)
+}
+
+/// Fewest GEMM columns (images × output positions) per thread for image chunks (`gemmImageChunks`): a quarter of
+/// `minGEMMColumns`, the N where the packed micro-kernels reach their speed, since below it packing the weight
+/// costs more than the multiply-adds it feeds. At 2 threads ResNet-18's batch-32 schedule stays as it was: its
+/// smallest image-chunked GEMM has 128 columns.
+private let minColumnsPerThread = 64
+
+/// Elements a pool chunk of the layout copies (im2col, col2im, block gathers) gets at least: these are strided
+/// copies, a few hundred nanoseconds per 16 K elements, so below that a region's dispatch would cost more than it
+/// saves.
+private let layoutCopyGrain = 16_384
+
+/// Runs `body(i)` for each image index `0..<count`, over the pool when the copies are large enough
+/// (`elementsPerImage` each); inline inside a region (image chunks), where nesting runs inline anyway.
+@inline(__always)
+private func forEachImageCopy(_ count: Int, elementsPerImage: Int, _ body: (Int) -> Void) {
+    let grain = Swift.max(1, layoutCopyGrain / Swift.max(elementsPerImage, 1))
+    parallelFor(count, grain: grain) { lo, hi in
+        for i in lo..<hi { body(i) }
+    }
 }
 
 /// Images whose im2col matrices sit side by side in one GEMM. A per-image GEMM packs the whole weight matrix
@@ -162,7 +190,7 @@ private func im2colImages<T: ConvElement>(_ x: UnsafePointer<T>, first: Int, cou
                       rows: cbg, count: count, plane: P, col, toBlock: true)
         return
     }
-    for i in 0..<count {
+    forEachImageCopy(count, elementsPerImage: g.colRows * P) { i in
         plan.im2col(x + ((first + i) * g.bigChannels + grp * cbg) * g.bigPlane, channels: cbg, into: col + i * P, ld: count * P)
     }
 }
@@ -183,9 +211,10 @@ func forEachImageBlock(_ images: Range<Int>, block: Int, _ body: (_ first: Int, 
 @inline(__always)
 private func copyImageRows<T>(_ tensor: UnsafeMutablePointer<T>, imageStride: Int, rows: Int, count: Int, plane P: Int,
                               _ block: UnsafeMutablePointer<T>, toBlock: Bool) {
-    if P < 8 {
-        // Planes shorter than a vector: element loops (a copy call per row costs more than its few elements).
-        for i in 0..<count {
+    // Images over the pool: each writes its own rows of the block (or of the tensor).
+    forEachImageCopy(count, elementsPerImage: rows * P) { i in
+        if P < 8 {
+            // Planes shorter than a vector: element loops (a copy call per row costs more than its few elements).
             let t = tensor + i &* imageStride, b = block + i &* P
             for r in 0..<rows {
                 let tr = t + r &* P, br = b + r &* count &* P
@@ -193,10 +222,8 @@ private func copyImageRows<T>(_ tensor: UnsafeMutablePointer<T>, imageStride: In
                     if toBlock { br[j] = tr[j] } else { tr[j] = br[j] }
                 }
             }
+            return
         }
-        return
-    }
-    for i in 0..<count {
         for r in 0..<rows {
             let t = tensor + i * imageStride + r * P, b = block + r * count * P + i * P
             if toBlock { b.update(from: t, count: P) } else { t.update(from: b, count: P) }
@@ -311,7 +338,7 @@ func convBigFromSmallKernel<T: ConvElement>(_ y: UnsafePointer<T>, _ w: UnsafePo
                         copyImageRows(x + (first * g.bigChannels + grp * cbg) * plane, imageStride: g.bigChannels * plane,
                                       rows: cbg, count: count, plane: P, col.pointer, toBlock: false)
                     }
-                    for i in 0..<count {
+                    forEachImageCopy(count, elementsPerImage: K * P) { i in
                         let xg = x + ((first + i) * g.bigChannels + grp * cbg) * plane
                         if !pointwise {
                             xg.update(repeating: 0, count: cbg * plane)

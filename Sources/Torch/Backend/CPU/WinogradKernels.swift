@@ -162,44 +162,44 @@ func winogradTransposedConvolution(_ y: UnsafePointer<Float>, _ w: UnsafePointer
 /// tile (zero past the output's edge), and dw = Gᵀ·(∂L/∂U)·G. The sum over tiles is sixteen GEMMs with the
 /// tiles as their inner dimension (Cout × tiles times tiles × Cin), accumulated block by block: 16 multiply-adds
 /// per channel pair and 2×2 output tile instead of im2col's 36. Each image chunk of the pool sums its own
-/// ∂L/∂U; the chunks are added before the final transform.
+/// ∂L/∂U and the chunks are added before the final transform, unless the chunks would be short of tiles; then
+/// the pool splits the sixteen positions instead.
 func winogradWeightGradient(_ dy: UnsafePointer<Float>, _ x: UnsafePointer<Float>, _ dw: UnsafeMutablePointer<Float>,
                             batch n: Int, _ p: WinogradProblem) {
     let (cin, cout) = (p.inChannels, p.outChannels)
     let uCount = 16 * cout * cin
     let perImage = p.tilesPerImage
-    let chunks = imageChunks(n, macsPerImage: 16 * cin * cout * perImage)
-    let du = ScratchBuffer<Float>(count: chunks * uCount)
-    forEachImageChunk(n, chunks: chunks) { chunk, images in
-        let acc = du.pointer + chunk * uCount
-        guard !images.isEmpty else {
-            acc.update(repeating: 0, count: uCount)
-            return
-        }
-        var beta: Float = 0
-        forEachWinogradBlock(images, p) { b in
-            for i in 0..<b.count {
-                winogradTransformInput(x + (b.first + i) * cin * p.height * p.width, p, into: b.v, tileOffset: i * perImage,
-                                       tiles: b.tiles, planeStride: b.vStride, scratch: b.scratch)
-                winogradTransformOutputGradient(dy + (b.first + i) * cout * p.outHeight * p.outWidth, p, into: b.out,
-                                                tileOffset: i * perImage, tiles: b.tiles, planeStride: b.outStride,
-                                                scratch: b.scratch)
+    var chunks = imageChunks(n, macsPerImage: 16 * cin * cout * perImage)
+    let du: ScratchBuffer<Float>
+    if chunks > 1, n * perImage < chunks * winogradMinTilesPerChunk {
+        du = ScratchBuffer<Float>(count: uCount)
+        winogradTransformedGradientByPosition(dy, x, into: du.pointer, batch: n, p)
+        chunks = 1
+    } else {
+        du = ScratchBuffer<Float>(count: chunks * uCount)
+        forEachImageChunk(n, chunks: chunks) { chunk, images in
+            let acc = du.pointer + chunk * uCount
+            guard !images.isEmpty else {
+                acc.update(repeating: 0, count: uCount)
+                return
             }
-            for xi in 0..<16 {
-                // ∂L/∂U[ξ] (Cout × Cin) += Z[ξ] (Cout × tiles) · V[ξ]ᵀ (tiles × Cin)
-                Float.gemm(cout, cin, b.tiles, b.out + xi * b.outStride, b.tiles, 1, b.v + xi * b.vStride, 1, b.tiles,
-                           beta: beta, acc + xi * cout * cin, cin)
+            var beta: Float = 0
+            forEachWinogradBlock(images, p) { b in
+                for i in 0..<b.count { winogradTransformTiles(dy, x, b, image: i, p, scratch: b.scratch) }
+                for xi in 0..<16 { winogradAccumulatePosition(xi, b, beta: beta, into: acc, p) }
+                beta = 1
             }
-            beta = 1
         }
     }
     // The chunks' sums and the filter transform split over the pool as well: 16·Cout·Cin floats are MBs for a deep
     // stage, and on one thread these passes were 1–2 % of ResNet-18's 2-thread step (perf).
     let sums = du.pointer
-    parallelFor(uCount, grain: elementwiseGrain) { lo, hi in
-        for c in 1..<Swift.max(chunks, 1) {
-            let part = sums + c * uCount
-            for j in lo..<hi { sums[j] += part[j] }
+    if chunks > 1 {
+        parallelFor(uCount, grain: elementwiseGrain) { lo, hi in
+            for c in 1..<chunks {
+                let part = sums + c * uCount
+                for j in lo..<hi { sums[j] += part[j] }
+            }
         }
     }
     let filters = cout * cin
@@ -207,6 +207,55 @@ func winogradWeightGradient(_ dy: UnsafePointer<Float>, _ x: UnsafePointer<Float
         winogradTransformFilterGradient(UnsafePointer(sums), filters: filters, range: lo..<hi, into: dw)
     }
     du.free()
+}
+
+/// Fewest tiles an image chunk of the Winograd weight gradient gets before the pool splits the 16 transform
+/// positions instead (`winogradTransformedGradientByPosition`). Each image chunk writes and then adds a whole
+/// 16·Cout·Cin partial ∂L/∂U; with fewer tiles than this per chunk that traffic outweighs the chunk's GEMM work (at
+/// 16 threads ResNet-18's batch of 32 leaves 8–32 tiles a chunk on its 4×4 and 8×8 planes; `Benchmarks
+/// --parallel-model 16` counted the partial sums among the step's largest costs). At 2 threads the batch-32
+/// step keeps image chunks (64 tiles or more each).
+private let winogradMinTilesPerChunk = 64
+
+/// ∂L/∂U for the whole batch with the pool split over the 16 transform positions ξ: each block's tile transforms
+/// run images over the pool, then each position's GEMM ∂L/∂U[ξ] += Z[ξ]·V[ξ]ᵀ runs on one thread with every
+/// tile of the block as its inner dimension. Positions write disjoint planes, so there are no partial sums.
+private func winogradTransformedGradientByPosition(_ dy: UnsafePointer<Float>, _ x: UnsafePointer<Float>,
+                                                   into du: UnsafeMutablePointer<Float>, batch n: Int,
+                                                   _ p: WinogradProblem) {
+    var beta: Float = 0
+    forEachWinogradBlock(0..<n, p) { b in
+        parallelFor(b.count, grain: 1) { lo, hi in
+            let scratch = ScratchBuffer<Float>(count: Int(ct_winograd_scratch_f32(Int64(p.tilesW))))
+            for i in lo..<hi { winogradTransformTiles(dy, x, b, image: i, p, scratch: scratch.pointer) }
+            scratch.free()
+        }
+        let blockBeta = beta
+        parallelFor(16, grain: 1) { lo, hi in
+            for xi in lo..<hi { winogradAccumulatePosition(xi, b, beta: blockBeta, into: du, p) }
+        }
+        beta = 1
+    }
+}
+
+/// V (input) and Z (output gradient) tiles of image `image` of block `b`, at its tile offset in the block.
+@inline(__always)
+private func winogradTransformTiles(_ dy: UnsafePointer<Float>, _ x: UnsafePointer<Float>, _ b: WinogradBlock,
+                                    image i: Int, _ p: WinogradProblem, scratch: UnsafeMutablePointer<Float>) {
+    let (cin, cout, perImage) = (p.inChannels, p.outChannels, p.tilesPerImage)
+    winogradTransformInput(x + (b.first + i) * cin * p.height * p.width, p, into: b.v, tileOffset: i * perImage,
+                           tiles: b.tiles, planeStride: b.vStride, scratch: scratch)
+    winogradTransformOutputGradient(dy + (b.first + i) * cout * p.outHeight * p.outWidth, p, into: b.out,
+                                    tileOffset: i * perImage, tiles: b.tiles, planeStride: b.outStride, scratch: scratch)
+}
+
+/// ∂L/∂U[ξ] (Cout × Cin) (= or +=, by `beta`) Z[ξ] (Cout × tiles) · V[ξ]ᵀ (tiles × Cin) over block `b`'s tiles.
+@inline(__always)
+private func winogradAccumulatePosition(_ xi: Int, _ b: WinogradBlock, beta: Float, into du: UnsafeMutablePointer<Float>,
+                                        _ p: WinogradProblem) {
+    let (cin, cout) = (p.inChannels, p.outChannels)
+    Float.gemm(cout, cin, b.tiles, b.out + xi * b.outStride, b.tiles, 1, b.v + xi * b.vStride, 1, b.tiles,
+               beta: beta, du + xi * cout * cin, cin)
 }
 
 /// dw[f] = Gᵀ·m·G for each filter f, m[i][j] = du[(4i + j)·filters + f]: the adjoint of `winogradTransformFilters`.
