@@ -19,6 +19,14 @@ final class ConvolutionThreadingTests: XCTestCase {
         return [y.detach(), xs.grad!, ws.grad!]
     }
 
+    /// `gemmImageChunks(g, batch:)` with `threads` threads set.
+    private func chunks(_ g: ConvGeometry, batch: Int, threads: Int) -> Int {
+        let saved = torch.getNumThreads()
+        torch.setNumThreads(threads)
+        defer { torch.setNumThreads(saved) }
+        return gemmImageChunks(g, batch: batch)
+    }
+
     private func compare(_ x: Tensor, _ w: Tensor, threads: Int = 2, file: StaticString = #filePath, line: UInt = #line,
                          _ body: (Tensor, Tensor) -> Tensor) {
         let one = run(x, w, threads: 1, body), two = run(x, w, threads: threads, body)
@@ -43,11 +51,8 @@ final class ConvolutionThreadingTests: XCTestCase {
         torch.manualSeed(3)
         let g = ConvGeometry(big: [1, 1, 1], small: [1, 1, 1], kernel: [1, 1, 1], stride: [1, 1, 1], padding: [0, 0, 0],
                              dilation: [1, 1, 1], groups: 1, bigChannels: 256, smallChannels: 256)
-        let saved = torch.getNumThreads()
-        torch.setNumThreads(2)
-        XCTAssertEqual(gemmImageChunks(g, batch: 8), 1)
-        XCTAssertEqual(gemmImageChunks(g, batch: 2), 2, "too small a product for the GEMM to split: image chunks")
-        torch.setNumThreads(saved)
+        XCTAssertEqual(chunks(g, batch: 8, threads: 2), 1)
+        XCTAssertEqual(chunks(g, batch: 2, threads: 2), 2, "too small a product for the GEMM to split: image chunks")
         compare(torch.randn([8, 256, 1, 1]), torch.randn([256, 256, 3, 3]) * 0.05) { F.conv2d($0, $1, padding: 1) }
     }
 
@@ -68,12 +73,8 @@ final class ConvolutionThreadingTests: XCTestCase {
         torch.manualSeed(4)
         let g = ConvGeometry(big: [1, 4, 4], small: [1, 2, 2], kernel: [1, 3, 3], stride: [1, 2, 2], padding: [0, 1, 1],
                              dilation: [1, 1, 1], groups: 1, bigChannels: 128, smallChannels: 256)
-        let saved = torch.getNumThreads()
-        torch.setNumThreads(2)
-        XCTAssertEqual(gemmImageChunks(g, batch: 32), 2)
-        torch.setNumThreads(8)
-        XCTAssertEqual(gemmImageChunks(g, batch: 32), 1)
-        torch.setNumThreads(saved)
+        XCTAssertEqual(chunks(g, batch: 32, threads: 2), 2)
+        XCTAssertEqual(chunks(g, batch: 32, threads: 8), 1)
         compare(torch.randn([32, 128, 4, 4]), torch.randn([256, 128, 3, 3]) * 0.05, threads: 8) {
             F.conv2d($0, $1, stride: 2, padding: 1)
         }
