@@ -59,7 +59,7 @@ def main():
 
         us = time_it(200, step, rounds)
         print("BENCH MLP 784-512-256-10 train step batch 64 %s: %.0f us" % ("Adam" if adam else "SGD", us))
-    mlp_graph_benchmarks(dev, rounds)
+    graph_benchmarks(dev, rounds)
     for n in (4096, 8192):
         m1, m2 = torch.rand(n, n, device=dev), torch.rand(n, n, device=dev)
         us = time_it(20 if n == 4096 else 5, lambda: m1.mm(m2), rounds)
@@ -135,41 +135,52 @@ def fashion_mnist(dev, root):
     print("BENCH Fashion-MNIST CNN epoch batch 64 Adam data on the GPU: %.2f s" % best)
 
 
-def mlp_graph_benchmarks(dev, rounds):
-    """cuda-check's GraphChecks.swift: the MLP's SGD-momentum step eagerly, then captured once with
-    torch.cuda.graph after a warm-up step on a side stream (PyTorch's recipe) and replayed."""
-    def make():
-        torch.manual_seed(4)
-        model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(), nn.Linear(256, 10)).to(dev)
-        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-        xb, yb = torch.rand(64, 784, device=dev), torch.randint(0, 10, (64,), device=dev)
+def graph_benchmarks(dev, rounds):
+    """cuda-check's GraphChecks.swift: training steps (SGD momentum) eagerly, then captured once with
+    torch.cuda.graph after warm-up steps on a side stream (PyTorch's recipe) and replayed: tutorial 000's MLP at
+    batch 64 (us) and ResNet-18 on 3x32x32 at batch 32 (ms)."""
+    import torchvision
 
-        def step():
-            loss = F.cross_entropy(model(xb), yb)
-            loss.backward()
-            opt.step()
-            return loss
-        return opt, step
+    def mlp():
+        return nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(), nn.Linear(256, 10))
+    cases = [("MLP 784-512-256-10 SGD momentum step batch 64", 200, False, mlp, (64, 784), 4),
+             ("ResNet-18 train step 3x32x32 batch 32 SGD momentum", 20, True,
+              lambda: torchvision.models.resnet18(num_classes=10), (32, 3, 32, 32), 8)]
+    for name, reps, millis, build, shape, seed in cases:
+        def make():
+            torch.manual_seed(seed)
+            model = build().to(dev).train()
+            opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+            xb, yb = torch.rand(*shape, device=dev), torch.randint(0, 10, (shape[0],), device=dev)
 
-    opt, step = make()
+            def step():
+                loss = F.cross_entropy(model(xb), yb)
+                loss.backward()
+                opt.step()
+                return loss
+            return opt, step
 
-    def eager_step():
-        opt.zero_grad()
-        step()
-    print("BENCH MLP 784-512-256-10 SGD momentum step batch 64 eager: %.0f us" % time_it(200, eager_step, rounds))
-    opt, step = make()
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(3):
-            opt.zero_grad(set_to_none=True)
+        def line(how, us):
+            return ("BENCH %s %s: %.2f ms" % (name, how, us / 1000)) if millis else ("BENCH %s %s: %.0f us" % (name, how, us))
+        opt, step = make()
+
+        def eager_step():
+            opt.zero_grad()
             step()
-    torch.cuda.current_stream().wait_stream(side)
-    opt.zero_grad(set_to_none=True)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        step()
-    print("BENCH MLP 784-512-256-10 SGD momentum step batch 64 CUDA graph replay: %.0f us" % time_it(200, g.replay, rounds))
+        print(line("eager", time_it(reps, eager_step, rounds)))
+        opt, step = make()
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                opt.zero_grad(set_to_none=True)
+                step()
+        torch.cuda.current_stream().wait_stream(side)
+        opt.zero_grad(set_to_none=True)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            step()
+        print(line("CUDA graph replay", time_it(reps, g.replay, rounds)))
 
 
 def resnet_benchmarks(dev, rounds):
