@@ -19,6 +19,7 @@ const char *stcu_kernel_args_source(void) {
     // get exactly the fields the host compiled.
     static const char text[] =
         "#define STCU_MAX_DIMS 8\n#define STCU_MAX_OPERANDS 4\n"
+        "#define STCU_OPT_TENSORS " STCU_EXPAND_STRINGIFY(STCU_OPT_TENSORS) "\n"
         STCU_DECLARE(stcu_ew_args, STCU_EW_FIELDS)
         STCU_DECLARE(stcu_red_args, STCU_RED_FIELDS)
         STCU_DECLARE(stcu_opt_args, STCU_OPT_FIELDS)

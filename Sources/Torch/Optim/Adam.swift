@@ -93,6 +93,9 @@ extension optim {
         }
 
         public override func step() {
+            // Contiguous CUDA parameters wait here for multi-tensor launches (a few per group, not one each).
+            var fused = CUDAOptimizer.Batch()
+            defer { fused.launch() }
             forEachParameter { group, p, g, st in
                 let lr = group.lr, (beta1, beta2) = group.pair("betas"), eps = group.double("eps")
                 let wd = group.double("weight_decay"), amsgrad = group.bool("amsgrad"), maximize = group.bool("maximize")
@@ -106,7 +109,7 @@ extension optim {
                 let n = p.numel
                 if p.isCuda {
                     if CUDAOptimizer.canFuse([p, g, expAvg, expAvgSq, maxSq]) {
-                        CUDAOptimizer.adam(p: p, grad: g, expAvg: expAvg, expAvgSq: expAvgSq, maxExpAvgSq: maxSq,
+                        fused.adam(p: p, grad: g, expAvg: expAvg, expAvgSq: expAvgSq, maxExpAvgSq: maxSq,
                                            stepSize: stepSize, beta1: beta1, beta2: beta2, eps: eps, weightDecay: wd,
                                            bc2Sqrt: bc2Sqrt, lr: lr, maximize: maximize, decoupled: decoupled)
                         return

@@ -1,6 +1,7 @@
 extension optim {
     /// Stochastic gradient descent with optional momentum, dampening, Nesterov momentum, weight decay
-    /// and maximisation — PyTorch's update, one fused pass per parameter.
+    /// and maximisation — PyTorch's update, one fused pass per parameter on the CPU and multi-tensor launches
+    /// (up to `CUDAOptimizer.tensorsPerLaunch` parameters each) on CUDA.
     ///
     /// ```swift
     /// let opt = optim.SGD(model.parameters(), lr: 0.01, momentum: 0.5)
@@ -33,6 +34,9 @@ extension optim {
         override var isGraphCapturable: Bool { true }
 
         public override func step() {
+            // Contiguous CUDA parameters wait here for multi-tensor launches (a few per group, not one each).
+            var fused = CUDAOptimizer.Batch()
+            defer { fused.launch() }
             forEachParameter { group, p, g, st in
                 let lr = group.lr, momentum = group.double("momentum"), dampening = group.double("dampening")
                 let wd = group.double("weight_decay"), nesterov = group.bool("nesterov"), maximize = group.bool("maximize")
@@ -53,7 +57,7 @@ extension optim {
                 }
                 if p.isCuda {
                     if CUDAOptimizer.canFuse([p, g, buf]) {
-                        CUDAOptimizer.sgd(p: p, grad: g, buffer: buf, lr: lr, momentum: momentum, dampening: dampening,
+                        fused.sgd(p: p, grad: g, buffer: buf, lr: lr, momentum: momentum, dampening: dampening,
                                           weightDecay: wd, nesterov: nesterov, maximize: maximize, firstStep: firstStep)
                         return
                     }

@@ -1,10 +1,17 @@
 import CCUDAShim
 
-/// Fused optimizer updates on CUDA (the `optimizer` kernel family, `OptimizerKernelSource`): one launch per
-/// parameter. The optimizers call these when every tensor of the update is a contiguous CUDA tensor of a
-/// supported dtype (`canFuse`), and otherwise compose the same arithmetic from elementwise ops.
+/// Fused multi-tensor optimizer updates on CUDA (the `optimizer` kernel family, `OptimizerKernelSource`), like
+/// PyTorch's `fused`/`foreach` paths: an optimizer's `step()` collects its contiguous CUDA parameters in a
+/// `Batch` (`canFuse`), and `Batch.launch()` updates up to `STCU_OPT_TENSORS` of them per launch. Parameters
+/// share a launch when they share the device, dtype, kernel and the group's options; each keeps its own
+/// scalars and flags (Adam's step count, SGD's first step). Tensors that cannot fuse (non-contiguous, half
+/// precision) stay with the optimizers' composed elementwise form.
+///
+/// Everything a launch needs, the tensors' addresses included, goes in its by-value `stcu_opt_args`: no table
+/// is copied to the device, so a CUDA graph can capture the launches (`CUDAGraphCapture` refuses
+/// host-to-device copies).
 enum CUDAOptimizer {
-    /// Whether `tensors` (parameter, gradient, state) can go through one fused launch.
+    /// Whether `tensors` (parameter, gradient, state) can go through a fused launch.
     static func canFuse(_ tensors: [Tensor?]) -> Bool {
         guard let first = tensors.first, let p = first, p.isCuda, OptimizerKernelSource.supports(p.dtype) else { return false }
         return tensors.allSatisfy { t in
@@ -13,43 +20,133 @@ enum CUDAOptimizer {
         }
     }
 
-    /// One Adam/AdamW update of `p` (see `OptimizerKernelOp.adam` for the scalars).
-    static func adam(p: Tensor, grad: Tensor, expAvg: Tensor, expAvgSq: Tensor, maxExpAvgSq: Tensor?, stepSize: Double,
-                     beta1: Double, beta2: Double, eps: Double, weightDecay: Double, bc2Sqrt: Double, lr: Double,
-                     maximize: Bool, decoupled: Bool) {
-        var args = stcu_opt_args()
-        var flags: OptimizerKernelFlags = []
-        if maximize { flags.insert(.maximize) }
-        if maxExpAvgSq != nil { flags.insert(.amsgrad) }
-        if decoupled { flags.insert(.decoupled) }
-        if weightDecay != 0 { flags.insert(.weightDecay) }
-        args.flags = flags.rawValue
-        args.ptr = (p.deviceAddress, grad.deviceAddress, expAvg.deviceAddress, expAvgSq.deviceAddress, maxExpAvgSq?.deviceAddress ?? 0)
-        args.f = (stepSize, beta1, beta2, eps, weightDecay, bc2Sqrt, 1 - lr * weightDecay, 0)
-        launch(.adam, p, &args)
+    /// The most tensors one launch updates.
+    static let tensorsPerLaunch = Int(STCU_OPT_TENSORS)
+
+    /// What every tensor of a launch shares: kernel, device, dtype, the group's flags and scalars.
+    private struct LaunchKey: Hashable {
+        var op: OptimizerKernelOp
+        var device: Int
+        var dtype: DType
+        var flags: Int64
+        var scalars: [Double]
     }
 
-    /// One SGD update of `p` (see `OptimizerKernelOp.sgd`); `buffer` is the momentum buffer when momentum ≠ 0.
-    static func sgd(p: Tensor, grad: Tensor, buffer: Tensor?, lr: Double, momentum: Double, dampening: Double,
-                    weightDecay: Double, nesterov: Bool, maximize: Bool, firstStep: Bool) {
-        var args = stcu_opt_args()
-        var flags: OptimizerKernelFlags = []
-        if maximize { flags.insert(.maximize) }
-        if nesterov { flags.insert(.nesterov) }
-        if buffer != nil { flags.insert(.momentum) }
-        if firstStep { flags.insert(.firstStep) }
-        if weightDecay != 0 { flags.insert(.weightDecay) }
-        args.flags = flags.rawValue
-        args.ptr = (p.deviceAddress, grad.deviceAddress, buffer?.deviceAddress ?? 0, 0, 0)
-        args.f = (lr, momentum, dampening, weightDecay, 0, 0, 0, 0)
-        launch(.sgd, p, &args)
+    /// One parameter's part of a launch: parameter, gradient and state buffers (nil = absent), its own flags
+    /// and its own two scalars.
+    private struct Member {
+        var tensors: [Tensor?]
+        var flags: Int64
+        var scalars: (Double, Double)
     }
 
-    private static func launch(_ op: OptimizerKernelOp, _ p: Tensor, _ args: inout stcu_opt_args) {
-        let n = p.numel
-        if n == 0 { return }
-        guard case .cuda(let index) = p.device else { preconditionFailure("CUDAOptimizer: parameter on \(p.device)") }
-        args.n = Int64(n)
-        CUDARuntime.device(index).launch(.optimizer(op, p.dtype), items: n, args: &args, "optimizer_\(op.name)")
+    /// The fusable parameters of one optimizer step, waiting for their multi-tensor launches. Append each
+    /// parameter (`sgd`, `adam`), then `launch()` once; the tensors stay alive until then.
+    struct Batch {
+        private var keys: [LaunchKey] = []
+        private var members: [LaunchKey: [Member]] = [:]
+
+        /// Whether nothing waits.
+        var isEmpty: Bool { keys.isEmpty }
+
+        private mutating func append(_ key: LaunchKey, _ member: Member) {
+            guard let p = member.tensors[0] else { preconditionFailure("CUDAOptimizer: a member without a parameter") }
+            if p.numel == 0 { return }
+            if members[key] == nil { keys.append(key) }
+            members[key, default: []].append(member)
+        }
+
+        /// Adds one SGD update of `p` (see `OptimizerKernelOp.sgd`); `buffer` is the momentum buffer when
+        /// momentum ≠ 0, and `firstStep` says it takes the gradient as it is.
+        mutating func sgd(p: Tensor, grad: Tensor, buffer: Tensor?, lr: Double, momentum: Double, dampening: Double,
+                          weightDecay: Double, nesterov: Bool, maximize: Bool, firstStep: Bool) {
+            var flags: OptimizerKernelFlags = []
+            if maximize { flags.insert(.maximize) }
+            if nesterov { flags.insert(.nesterov) }
+            if buffer != nil { flags.insert(.momentum) }
+            if weightDecay != 0 { flags.insert(.weightDecay) }
+            let key = LaunchKey(op: .sgd, device: CUDAOptimizer.deviceIndex(p, "sgd"), dtype: p.dtype, flags: flags.rawValue,
+                                scalars: [lr, momentum, dampening, weightDecay])
+            append(key, Member(tensors: [p, grad, buffer], flags: firstStep ? OptimizerKernelFlags.firstStep.rawValue : 0,
+                               scalars: (0, 0)))
+        }
+
+        /// Adds one Adam/AdamW update of `p` (see `OptimizerKernelOp.adam`); `stepSize` and `bc2Sqrt` follow
+        /// `p`'s own step count.
+        mutating func adam(p: Tensor, grad: Tensor, expAvg: Tensor, expAvgSq: Tensor, maxExpAvgSq: Tensor?,
+                           stepSize: Double, beta1: Double, beta2: Double, eps: Double, weightDecay: Double,
+                           bc2Sqrt: Double, lr: Double, maximize: Bool, decoupled: Bool) {
+            var flags: OptimizerKernelFlags = []
+            if maximize { flags.insert(.maximize) }
+            if maxExpAvgSq != nil { flags.insert(.amsgrad) }
+            if decoupled { flags.insert(.decoupled) }
+            if weightDecay != 0 { flags.insert(.weightDecay) }
+            let key = LaunchKey(op: .adam, device: CUDAOptimizer.deviceIndex(p, "adam"), dtype: p.dtype, flags: flags.rawValue,
+                                scalars: [0, beta1, beta2, eps, weightDecay, 0, 1 - lr * weightDecay, 0])
+            append(key, Member(tensors: [p, grad, expAvg, expAvgSq, maxExpAvgSq], flags: 0, scalars: (stepSize, bc2Sqrt)))
+        }
+
+        /// Launches every update added, `tensorsPerLaunch` tensors at a time, and empties the batch.
+        mutating func launch() {
+            for key in keys {
+                let all = members[key]!
+                var start = 0
+                while start < all.count {
+                    let end = Swift.min(start + CUDAOptimizer.tensorsPerLaunch, all.count)
+                    CUDAOptimizer.launch(key, all[start..<end])
+                    start = end
+                }
+            }
+            keys = []
+            members = [:]
+        }
+    }
+
+    private static func deviceIndex(_ p: Tensor, _ op: String) -> Int {
+        guard case .cuda(let index) = p.device else { preconditionFailure("CUDAOptimizer.\(op): parameter on \(p.device)") }
+        return index
+    }
+
+    /// The one dispatch point: one launch of `key`'s kernel over `members` (at most `tensorsPerLaunch`, none empty).
+    private static func launch(_ key: LaunchKey, _ members: ArraySlice<Member>) {
+        precondition(members.count <= tensorsPerLaunch, "CUDAOptimizer.launch: \(members.count) tensors in one launch")
+        let slots = tensorsPerLaunch, chunk = OptimizerKernelSource.chunk
+        var counts = [Int64](repeating: 0, count: slots), starts = [Int64](repeating: 0, count: slots)
+        var tensorFlags = [Int64](repeating: 0, count: slots)
+        var pointers = [UInt64](repeating: 0, count: 5 * slots), scalars = [Double](repeating: 0, count: 2 * slots)
+        var blocks = 0
+        for (t, member) in members.enumerated() {
+            let n = member.tensors[0]!.numel
+            counts[t] = Int64(n)
+            starts[t] = Int64(blocks)
+            blocks += (n + chunk - 1) / chunk
+            tensorFlags[t] = member.flags
+            for (k, tensor) in member.tensors.enumerated() { pointers[k * slots + t] = tensor?.deviceAddress ?? 0 }
+            scalars[t] = member.scalars.0
+            scalars[slots + t] = member.scalars.1
+        }
+        precondition(blocks <= Int(Int32.max), "CUDAOptimizer.launch: \(blocks) blocks exceed the grid")
+        var args = stcu_opt_args()
+        args.flags = key.flags
+        args.tensors = Int64(members.count)
+        args.chunk = Int64(chunk)
+        fill(&args.n, counts)
+        fill(&args.block_start, starts)
+        fill(&args.tensor_flags, tensorFlags)
+        fill(&args.ptr, pointers)
+        fill(&args.tf, scalars)
+        fill(&args.f, key.scalars)
+        CUDARuntime.device(key.device).launch(.optimizer(key.op, key.dtype), grid: (UInt32(blocks), 1),
+                                              block: OptimizerKernelSource.blockSize, args: &args, "optimizer_\(key.op.name)")
+    }
+
+    /// Copies `values` over the start of the C array (a homogeneous tuple) `field`.
+    private static func fill<Field, Element>(_ field: inout Field, _ values: [Element]) {
+        withUnsafeMutableBytes(of: &field) { raw in
+            values.withUnsafeBytes { source in
+                precondition(source.count <= raw.count, "CUDAOptimizer.fill: \(source.count) bytes into \(raw.count)")
+                raw.copyMemory(from: source)
+            }
+        }
     }
 }
