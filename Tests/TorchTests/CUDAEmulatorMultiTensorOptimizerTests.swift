@@ -1,10 +1,11 @@
 import XCTest
 @testable import Torch
 
-/// The multi-tensor optimizer kernels (`CUDAOptimizer.Batch`) on the host emulator against the CPU: 40
+/// The multi-tensor optimizer kernels (`CUDAOptimizer.Batch`: SGD, Adam/AdamW, RMSprop, Adagrad, Adadelta,
+/// Adamax, NAdam, RAdam) on the host emulator against the CPU: 40
 /// parameters (more than one launch's `CUDAOptimizer.tensorsPerLaunch`) of sizes 1 to 16,386, most not a
 /// multiple of the block or of a block's chunk, over several steps, with half of them joining at the second
-/// step (so one launch mixes first and later steps: SGD's buffer creation, Adam's per-tensor step counts), and
+/// step (so one launch mixes first and later steps: SGD's buffer creation, per-tensor step counts), and
 /// the launches each step takes.
 final class CUDAEmulatorMultiTensorOptimizerTests: CUDAEmulatorTestCase {
     /// The parameters' shapes: 40, cycling through awkward element counts.
@@ -40,14 +41,14 @@ final class CUDAEmulatorMultiTensorOptimizerTests: CUDAEmulatorTestCase {
         return params.map { $0.detach() }
     }
 
-    private func assertMatchesTheCPU(_ variants: [(String, ([Tensor]) -> optim.Optimizer)],
+    private func assertMatchesTheCPU(_ variants: [(String, ([Tensor]) -> optim.Optimizer)], steps: Int = 4,
                                      file: StaticString = #filePath, line: UInt = #line) {
         for (name, make) in variants {
             for (dtype, tol) in [(DType.float32, 1e-5), (.float64, 1e-11)] {
                 var kernels = 0
-                assertSameOnBothDevices("\(name) \(dtype.name), 40 parameters, 4 steps", tol: tol, file: file, line: line) { dev in
+                assertSameOnBothDevices("\(name) \(dtype.name), 40 parameters, \(steps) steps", tol: tol, file: file, line: line) { dev in
                     var count = 0
-                    let result = train(make, dtype, on: dev, lastStepKernels: &count)
+                    let result = train(make, dtype, on: dev, steps: steps, lastStepKernels: &count)
                     if dev != .cpu { kernels = count }
                     return result
                 }
@@ -74,6 +75,42 @@ final class CUDAEmulatorMultiTensorOptimizerTests: CUDAEmulatorTestCase {
             }),
             ("AdamW amsgrad", { optim.AdamW($0, lr: 0.01, weightDecay: 0.1, amsgrad: true) }),
         ])
+    }
+
+    func testMultiTensorRMSpropAdagradAndAdadeltaMatchTheCPU() {
+        assertMatchesTheCPU([
+            ("RMSprop", { optim.RMSprop($0, lr: 0.01) }),
+            ("RMSprop centered, momentum, weight decay, maximize", {
+                optim.RMSprop($0, lr: 0.01, alpha: 0.9, weightDecay: 0.1, momentum: 0.5, centered: true, maximize: true)
+            }),
+            ("Adagrad lr decay, weight decay, initial accumulator", {
+                optim.Adagrad($0, lr: 0.1, lrDecay: 0.1, weightDecay: 0.05, initialAccumulatorValue: 0.2)
+            }),
+            ("Adagrad maximize", { optim.Adagrad($0, lr: 0.1, maximize: true) }),
+            ("Adadelta weight decay", { optim.Adadelta($0, lr: 0.5, weightDecay: 0.1) }),
+            ("Adadelta maximize", { optim.Adadelta($0, rho: 0.8, maximize: true) }),
+        ])
+    }
+
+    func testMultiTensorAdamaxNAdamAndRAdamMatchTheCPU() {
+        assertMatchesTheCPU([
+            ("Adamax weight decay", { optim.Adamax($0, lr: 0.01, weightDecay: 0.1) }),
+            ("Adamax maximize", { optim.Adamax($0, lr: 0.01, betas: (0.8, 0.9), maximize: true) }),
+            ("NAdam", { optim.NAdam($0, lr: 0.01) }),
+            ("NAdam decoupled weight decay, maximize", {
+                optim.NAdam($0, lr: 0.01, weightDecay: 0.1, decoupledWeightDecay: true, maximize: true)
+            }),
+            ("NAdam L2 weight decay", { optim.NAdam($0, lr: 0.01, weightDecay: 0.1) }),
+        ])
+        // ρ_t passes 5 at a parameter's sixth step: at the sixth step the even-numbered parameters are rectified and
+        // the odd ones (one step behind) not, in the same launches.
+        assertMatchesTheCPU([
+            ("RAdam", { optim.RAdam($0, lr: 0.01) }),
+            ("RAdam decoupled weight decay, maximize", {
+                optim.RAdam($0, lr: 0.01, weightDecay: 0.1, decoupledWeightDecay: true, maximize: true)
+            }),
+            ("RAdam L2 weight decay", { optim.RAdam($0, lr: 0.01, weightDecay: 0.1) }),
+        ], steps: 7)
     }
 
     /// Groups with different options launch apart; a parameter that cannot fuse (non-contiguous) takes the

@@ -10,6 +10,9 @@ extension optim {
         }
 
         public override func step() {
+            // Contiguous CUDA parameters wait here for multi-tensor launches (a few per group, not one each).
+            var fused = CUDAOptimizer.Batch()
+            defer { fused.launch() }
             forEachParameter { group, p, g, st in
                 let lr = group.lr, rho = group.double("rho"), eps = group.double("eps")
                 let wd = group.double("weight_decay"), maximize = group.bool("maximize")
@@ -17,6 +20,11 @@ extension optim {
                 let sq = st.buffer("square_avg") { torch.zerosLike(p) }
                 let acc = st.buffer("acc_delta") { torch.zerosLike(p) }
                 if p.isCuda {
+                    if CUDAOptimizer.canFuse([p, g, sq, acc]) {
+                        fused.append(.adadelta, tensors: [p, g, sq, acc], flags: OptimizerKernelFlags(maximize: maximize, weightDecay: wd),
+                                     scalars: [rho, 1 - rho, eps, wd, lr])
+                        return
+                    }
                     let grad = deviceGradient(g, p, maximize: maximize, weightDecay: wd)
                     sq.mul_(rho).add_(grad * grad * (1 - rho))
                     let delta = (acc + eps).sqrt() / (sq + eps).sqrt() * grad

@@ -24,6 +24,9 @@ extension optim {
         }
 
         public override func step() {
+            // Contiguous CUDA parameters wait here for multi-tensor launches (a few per group, not one each).
+            var fused = CUDAOptimizer.Batch()
+            defer { fused.launch() }
             forEachParameter { group, p, g, st in
                 let lr = group.lr, lrDecay = group.double("lr_decay"), eps = group.double("eps")
                 let wd = group.double("weight_decay"), maximize = group.bool("maximize")
@@ -31,6 +34,11 @@ extension optim {
                 let sum = st.buffer("sum") { torch.fullLike(p, initialAccumulator) }
                 let clr = lr / (1 + (step - 1) * lrDecay)
                 if p.isCuda {
+                    if CUDAOptimizer.canFuse([p, g, sum]) {
+                        fused.append(.adagrad, tensors: [p, g, sum], flags: OptimizerKernelFlags(maximize: maximize, weightDecay: wd),
+                                     scalars: [eps, wd], tensorScalars: [clr])
+                        return
+                    }
                     let grad = deviceGradient(g, p, maximize: maximize, weightDecay: wd)
                     sum.add_(grad * grad)
                     p.add_(grad / (sum.sqrt() + eps) * -clr)

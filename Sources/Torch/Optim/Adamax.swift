@@ -14,6 +14,9 @@ extension optim {
         }
 
         public override func step() {
+            // Contiguous CUDA parameters wait here for multi-tensor launches (a few per group, not one each).
+            var fused = CUDAOptimizer.Batch()
+            defer { fused.launch() }
             forEachParameter { group, p, g, st in
                 let lr = group.lr, (beta1, beta2) = group.pair("betas"), eps = group.double("eps")
                 let wd = group.double("weight_decay"), maximize = group.bool("maximize")
@@ -22,6 +25,11 @@ extension optim {
                 let expInf = st.buffer("exp_inf") { torch.zerosLike(p) }
                 let clr = lr / (1 - Glibc.pow(beta1, step))
                 if p.isCuda {
+                    if CUDAOptimizer.canFuse([p, g, expAvg, expInf]) {
+                        fused.append(.adamax, tensors: [p, g, expAvg, expInf], flags: OptimizerKernelFlags(maximize: maximize, weightDecay: wd),
+                                     scalars: [1 - beta1, beta2, eps, wd], tensorScalars: [clr])
+                        return
+                    }
                     let grad = deviceGradient(g, p, maximize: maximize, weightDecay: wd)
                     expAvg.add_((grad - expAvg) * (1 - beta1))
                     expInf.copy_((expInf * beta2).maximum(grad.abs() + eps))

@@ -17,6 +17,9 @@ extension optim {
         }
 
         public override func step() {
+            // Contiguous CUDA parameters wait here for multi-tensor launches (a few per group, not one each).
+            var fused = CUDAOptimizer.Batch()
+            defer { fused.launch() }
             forEachParameter { group, p, g, st in
                 let lr = group.lr, (beta1, beta2) = group.pair("betas"), eps = group.double("eps")
                 let wd = group.double("weight_decay"), psi = group.double("momentum_decay")
@@ -33,6 +36,12 @@ extension optim {
                 let c1 = -lr * (1 - mu) / (1 - muProduct)
                 let c2 = -lr * muNext / (1 - muProduct * muNext)
                 if p.isCuda {
+                    if CUDAOptimizer.canFuse([p, g, expAvg, expAvgSq]) {
+                        fused.append(.nadam, tensors: [p, g, expAvg, expAvgSq],
+                                     flags: OptimizerKernelFlags(maximize: maximize, weightDecay: wd, decoupled: decoupled),
+                                     scalars: [1 - beta1, beta2, 1 - beta2, eps, wd, 1 - lr * wd], tensorScalars: [bc2, c1, c2])
+                        return
+                    }
                     var grad = maximize ? -g : g
                     if wd != 0 { if decoupled { p.mul_(1 - lr * wd) } else { grad = grad + p * wd } }
                     expAvg.add_((grad - expAvg) * (1 - beta1))

@@ -270,8 +270,8 @@ func fusedUpdate(_ n: Int, _ body: (Range<Int>) -> Void) {
 @inline(__always) func mutablePointer<T>(_ t: Tensor, _: T.Type) -> UnsafeMutablePointer<T> { t.pointer(T.self) }
 
 /// The gradient a GPU update uses: negated when maximizing, plus `weightDecay · p` (PyTorch's coupled decay).
-/// The optimizers' CUDA paths compose their updates from device ops on it (fused multi-tensor kernels are
-/// later work).
+/// The optimizers' CUDA paths compose their updates from device ops on it for the parameters that cannot go
+/// through the multi-tensor kernels (`CUDAOptimizer.canFuse`).
 func deviceGradient(_ g: Tensor, _ p: Tensor, maximize: Bool, weightDecay: Double) -> Tensor {
     var grad = maximize ? -g : g
     if weightDecay != 0 { grad = grad + p * weightDecay }

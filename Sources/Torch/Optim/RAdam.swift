@@ -15,6 +15,9 @@ extension optim {
         }
 
         public override func step() {
+            // Contiguous CUDA parameters wait here for multi-tensor launches (a few per group, not one each).
+            var fused = CUDAOptimizer.Batch()
+            defer { fused.launch() }
             forEachParameter { group, p, g, st in
                 let lr = group.lr, (beta1, beta2) = group.pair("betas"), eps = group.double("eps")
                 let wd = group.double("weight_decay"), decoupled = group.bool("decoupled_weight_decay")
@@ -27,6 +30,13 @@ extension optim {
                 let rhoT = rhoInf - 2 * step * Glibc.pow(beta2, step) / bc2
                 let rect = rhoT > 5 ? ((rhoT - 4) * (rhoT - 2) * rhoInf / ((rhoInf - 4) * (rhoInf - 2) * rhoT)).squareRoot() : 0
                 if p.isCuda {
+                    if CUDAOptimizer.canFuse([p, g, expAvg, expAvgSq]) {
+                        fused.append(.radam, tensors: [p, g, expAvg, expAvgSq],
+                                     flags: OptimizerKernelFlags(maximize: maximize, weightDecay: wd, decoupled: decoupled),
+                                     scalars: [1 - beta1, beta2, 1 - beta2, eps, wd, 1 - lr * wd, lr],
+                                     tensorFlags: rhoT > 5 ? .rectified : [], tensorScalars: [bc1, bc2.squareRoot(), rect])
+                        return
+                    }
                     var grad = maximize ? -g : g
                     if wd != 0 { if decoupled { p.mul_(1 - lr * wd) } else { grad = grad + p * wd } }
                     expAvg.add_((grad - expAvg) * (1 - beta1))

@@ -11,6 +11,9 @@ extension optim {
         }
 
         public override func step() {
+            // Contiguous CUDA parameters wait here for multi-tensor launches (a few per group, not one each).
+            var fused = CUDAOptimizer.Batch()
+            defer { fused.launch() }
             forEachParameter { group, p, g, st in
                 let lr = group.lr, alpha = group.double("alpha"), eps = group.double("eps"), wd = group.double("weight_decay")
                 let momentum = group.double("momentum"), centered = group.bool("centered"), maximize = group.bool("maximize")
@@ -19,6 +22,14 @@ extension optim {
                 let buf: Tensor? = momentum > 0 ? st.buffer("momentum_buffer") { torch.zerosLike(p) } : nil
                 let gavg: Tensor? = centered ? st.buffer("grad_avg") { torch.zerosLike(p) } : nil
                 if p.isCuda {
+                    if CUDAOptimizer.canFuse([p, g, sq, buf, gavg]) {
+                        var flags = OptimizerKernelFlags(maximize: maximize, weightDecay: wd)
+                        if buf != nil { flags.insert(.momentum) }
+                        if gavg != nil { flags.insert(.centered) }
+                        fused.append(.rmsprop, tensors: [p, g, sq, buf, gavg], flags: flags,
+                                     scalars: [alpha, 1 - alpha, eps, wd, momentum, lr])
+                        return
+                    }
                     let grad = deviceGradient(g, p, maximize: maximize, weightDecay: wd)
                     sq.mul_(alpha).add_(grad * grad * (1 - alpha))
                     var avg = sq

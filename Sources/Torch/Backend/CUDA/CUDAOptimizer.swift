@@ -33,15 +33,15 @@ enum CUDAOptimizer {
     }
 
     /// One parameter's part of a launch: parameter, gradient and state buffers (nil = absent), its own flags
-    /// and its own two scalars.
+    /// and its own scalars (at most 3).
     private struct Member {
         var tensors: [Tensor?]
         var flags: Int64
-        var scalars: (Double, Double)
+        var scalars: [Double]
     }
 
     /// The fusable parameters of one optimizer step, waiting for their multi-tensor launches. Append each
-    /// parameter (`sgd`, `adam`), then `launch()` once; the tensors stay alive until then.
+    /// parameter (`append`, or `sgd` and `adam`), then `launch()` once; the tensors stay alive until then.
     struct Batch {
         private var keys: [LaunchKey] = []
         private var members: [LaunchKey: [Member]] = [:]
@@ -49,26 +49,34 @@ enum CUDAOptimizer {
         /// Whether nothing waits.
         var isEmpty: Bool { keys.isEmpty }
 
-        private mutating func append(_ key: LaunchKey, _ member: Member) {
-            guard let p = member.tensors[0] else { preconditionFailure("CUDAOptimizer: a member without a parameter") }
+        /// Adds one update of `tensors[0]` by kernel `op`: `tensors` are the parameter, its gradient and the state
+        /// buffers in the order `op`'s documentation gives (nil = absent, at most 5 in all); `flags` and `scalars`
+        /// (at most 8) are the group's, shared by a launch; `tensorFlags` and `tensorScalars` (at most 3) this
+        /// parameter's own. Every tensor must pass `canFuse`.
+        mutating func append(_ op: OptimizerKernelOp, tensors: [Tensor?], flags: OptimizerKernelFlags, scalars: [Double],
+                             tensorFlags: OptimizerKernelFlags = [], tensorScalars: [Double] = []) {
+            precondition(tensors.count >= 2 && tensors.count <= 5 && scalars.count <= 8 && tensorScalars.count <= 3,
+                         "CUDAOptimizer.Batch.append(\(op.name)): \(tensors.count) tensors, \(scalars.count) shared and "
+                             + "\(tensorScalars.count) per-tensor scalars")
+            guard let p = tensors[0] else { preconditionFailure("CUDAOptimizer.Batch.append(\(op.name)): no parameter") }
+            guard case .cuda(let device) = p.device else {
+                preconditionFailure("CUDAOptimizer.Batch.append(\(op.name)): parameter on \(p.device)")
+            }
             if p.numel == 0 { return }
+            let key = LaunchKey(op: op, device: device, dtype: p.dtype, flags: flags.rawValue, scalars: scalars)
             if members[key] == nil { keys.append(key) }
-            members[key, default: []].append(member)
+            members[key, default: []].append(Member(tensors: tensors, flags: tensorFlags.rawValue, scalars: tensorScalars))
         }
 
         /// Adds one SGD update of `p` (see `OptimizerKernelOp.sgd`); `buffer` is the momentum buffer when
         /// momentum ≠ 0, and `firstStep` says it takes the gradient as it is.
         mutating func sgd(p: Tensor, grad: Tensor, buffer: Tensor?, lr: Double, momentum: Double, dampening: Double,
                           weightDecay: Double, nesterov: Bool, maximize: Bool, firstStep: Bool) {
-            var flags: OptimizerKernelFlags = []
-            if maximize { flags.insert(.maximize) }
+            var flags = OptimizerKernelFlags(maximize: maximize, weightDecay: weightDecay)
             if nesterov { flags.insert(.nesterov) }
             if buffer != nil { flags.insert(.momentum) }
-            if weightDecay != 0 { flags.insert(.weightDecay) }
-            let key = LaunchKey(op: .sgd, device: CUDAOptimizer.deviceIndex(p, "sgd"), dtype: p.dtype, flags: flags.rawValue,
-                                scalars: [lr, momentum, dampening, weightDecay])
-            append(key, Member(tensors: [p, grad, buffer], flags: firstStep ? OptimizerKernelFlags.firstStep.rawValue : 0,
-                               scalars: (0, 0)))
+            append(.sgd, tensors: [p, grad, buffer], flags: flags, scalars: [lr, momentum, dampening, weightDecay],
+                   tensorFlags: firstStep ? .firstStep : [])
         }
 
         /// Adds one Adam/AdamW update of `p` (see `OptimizerKernelOp.adam`); `stepSize` and `bc2Sqrt` follow
@@ -76,14 +84,10 @@ enum CUDAOptimizer {
         mutating func adam(p: Tensor, grad: Tensor, expAvg: Tensor, expAvgSq: Tensor, maxExpAvgSq: Tensor?,
                            stepSize: Double, beta1: Double, beta2: Double, eps: Double, weightDecay: Double,
                            bc2Sqrt: Double, lr: Double, maximize: Bool, decoupled: Bool) {
-            var flags: OptimizerKernelFlags = []
-            if maximize { flags.insert(.maximize) }
+            var flags = OptimizerKernelFlags(maximize: maximize, weightDecay: weightDecay, decoupled: decoupled)
             if maxExpAvgSq != nil { flags.insert(.amsgrad) }
-            if decoupled { flags.insert(.decoupled) }
-            if weightDecay != 0 { flags.insert(.weightDecay) }
-            let key = LaunchKey(op: .adam, device: CUDAOptimizer.deviceIndex(p, "adam"), dtype: p.dtype, flags: flags.rawValue,
-                                scalars: [0, beta1, beta2, eps, weightDecay, 0, 1 - lr * weightDecay, 0])
-            append(key, Member(tensors: [p, grad, expAvg, expAvgSq, maxExpAvgSq], flags: 0, scalars: (stepSize, bc2Sqrt)))
+            append(.adam, tensors: [p, grad, expAvg, expAvgSq, maxExpAvgSq], flags: flags,
+                   scalars: [0, beta1, beta2, eps, weightDecay, 0, 1 - lr * weightDecay], tensorScalars: [stepSize, bc2Sqrt])
         }
 
         /// Launches every update added, `tensorsPerLaunch` tensors at a time, and empties the batch.
@@ -102,18 +106,13 @@ enum CUDAOptimizer {
         }
     }
 
-    private static func deviceIndex(_ p: Tensor, _ op: String) -> Int {
-        guard case .cuda(let index) = p.device else { preconditionFailure("CUDAOptimizer.\(op): parameter on \(p.device)") }
-        return index
-    }
-
     /// The one dispatch point: one launch of `key`'s kernel over `members` (at most `tensorsPerLaunch`, none empty).
     private static func launch(_ key: LaunchKey, _ members: ArraySlice<Member>) {
         precondition(members.count <= tensorsPerLaunch, "CUDAOptimizer.launch: \(members.count) tensors in one launch")
         let slots = tensorsPerLaunch, chunk = OptimizerKernelSource.chunk
         var counts = [Int64](repeating: 0, count: slots), starts = [Int64](repeating: 0, count: slots)
         var tensorFlags = [Int64](repeating: 0, count: slots)
-        var pointers = [UInt64](repeating: 0, count: 5 * slots), scalars = [Double](repeating: 0, count: 2 * slots)
+        var pointers = [UInt64](repeating: 0, count: 5 * slots), scalars = [Double](repeating: 0, count: 3 * slots)
         var blocks = 0
         for (t, member) in members.enumerated() {
             let n = member.tensors[0]!.numel
@@ -122,8 +121,7 @@ enum CUDAOptimizer {
             blocks += (n + chunk - 1) / chunk
             tensorFlags[t] = member.flags
             for (k, tensor) in member.tensors.enumerated() { pointers[k * slots + t] = tensor?.deviceAddress ?? 0 }
-            scalars[t] = member.scalars.0
-            scalars[slots + t] = member.scalars.1
+            for (k, scalar) in member.scalars.enumerated() { scalars[k * slots + t] = scalar }
         }
         precondition(blocks <= Int(Int32.max), "CUDAOptimizer.launch: \(blocks) blocks exceed the grid")
         var args = stcu_opt_args()
