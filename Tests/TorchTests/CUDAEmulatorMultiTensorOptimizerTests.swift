@@ -1,3 +1,4 @@
+import CCUDAShim
 import XCTest
 @testable import Torch
 
@@ -111,6 +112,13 @@ final class CUDAEmulatorMultiTensorOptimizerTests: CUDAEmulatorTestCase {
             }),
             ("RAdam L2 weight decay", { optim.RAdam($0, lr: 0.01, weightDecay: 0.1) }),
         ], steps: 7)
+    }
+
+    /// The by-value launch arguments stay under the 4 KB a kernel's parameters may take on every driver.
+    func testLaunchArgumentsFitTheDriversParameterLimit() {
+        XCTAssertEqual(MemoryLayout<stcu_opt_args>.size, 2904)
+        XCTAssertLessThan(MemoryLayout<stcu_opt_args>.size, 4096)
+        XCTAssertEqual(CUDAOptimizer.tensorsPerLaunch, 32)
     }
 
     /// Groups with different options launch apart; a parameter that cannot fuse (non-contiguous) takes the

@@ -60,8 +60,8 @@ typedef struct { STCU_RED_FIELDS } stcu_red_args;
 /// Multi-tensor optimizer updates (PyTorch's multi_tensor_apply): one launch updates up to STCU_OPT_TENSORS
 /// contiguous tensors, all passed by value (no pointer table in device memory, so a CUDA graph can capture it;
 /// 2,904 bytes, under the driver's 4 KB by-value parameter limit). Tensor t has `n[t]` elements; `ptr[k][t]`
-/// its parameter, gradient and state buffers (0 = absent); `tf[k][t]` its own scalars (Adam's step size and
-/// bias correction, which follow its own step count); `tensor_flags[t]` its own flags (SGD's first step), ORed
+/// its parameter, gradient and state buffers (0 = absent); `tf[k][t]` its own scalars (those that follow its
+/// own step count: bias corrections, step sizes); `tensor_flags[t]` its own flags (SGD's first step), ORed
 /// with the shared `flags`; `f` the shared scalars. Blocks map to (tensor, chunk of `chunk` elements):
 /// tensor t owns blocks block_start[t] ..< block_start[t + 1] (the grid's size after the last), and a block
 /// finds its t by a binary search of that increasing by-value table. Each kernel's source says what the

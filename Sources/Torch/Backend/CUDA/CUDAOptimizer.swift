@@ -4,8 +4,8 @@ import CCUDAShim
 /// PyTorch's `fused`/`foreach` paths: an optimizer's `step()` collects its contiguous CUDA parameters in a
 /// `Batch` (`canFuse`), and `Batch.launch()` updates up to `STCU_OPT_TENSORS` of them per launch. Parameters
 /// share a launch when they share the device, dtype, kernel and the group's options; each keeps its own
-/// scalars and flags (Adam's step count, SGD's first step). Tensors that cannot fuse (non-contiguous, half
-/// precision) stay with the optimizers' composed elementwise form.
+/// scalars and flags (whatever follows its own step count, SGD's first step, RAdam's rectification). Tensors
+/// that cannot fuse (non-contiguous) stay with the optimizers' composed elementwise form.
 ///
 /// Everything a launch needs, the tensors' addresses included, goes in its by-value `stcu_opt_args`: no table
 /// is copied to the device, so a CUDA graph can capture the launches (`CUDAGraphCapture` refuses
@@ -23,13 +23,14 @@ enum CUDAOptimizer {
     /// The most tensors one launch updates.
     static let tensorsPerLaunch = Int(STCU_OPT_TENSORS)
 
-    /// What every tensor of a launch shares: kernel, device, dtype, the group's flags and scalars.
+    /// What every tensor of a launch shares: kernel, device, dtype, the group's flags and scalars (as bit
+    /// patterns, so that equal scalars, NaN included, make equal keys).
     private struct LaunchKey: Hashable {
         var op: OptimizerKernelOp
         var device: Int
         var dtype: DType
         var flags: Int64
-        var scalars: [Double]
+        var scalarBits: [UInt64]
     }
 
     /// One parameter's part of a launch: parameter, gradient and state buffers (nil = absent), its own flags
@@ -63,7 +64,8 @@ enum CUDAOptimizer {
                 preconditionFailure("CUDAOptimizer.Batch.append(\(op.name)): parameter on \(p.device)")
             }
             if p.numel == 0 { return }
-            let key = LaunchKey(op: op, device: device, dtype: p.dtype, flags: flags.rawValue, scalars: scalars)
+            let key = LaunchKey(op: op, device: device, dtype: p.dtype, flags: flags.rawValue,
+                                scalarBits: scalars.map(\.bitPattern))
             if members[key] == nil { keys.append(key) }
             members[key, default: []].append(Member(tensors: tensors, flags: tensorFlags.rawValue, scalars: tensorScalars))
         }
@@ -133,7 +135,7 @@ enum CUDAOptimizer {
         fill(&args.tensor_flags, tensorFlags)
         fill(&args.ptr, pointers)
         fill(&args.tf, scalars)
-        fill(&args.f, key.scalars)
+        fill(&args.f, key.scalarBits.map(Double.init(bitPattern:)))
         CUDARuntime.device(key.device).launch(.optimizer(key.op, key.dtype), grid: (UInt32(blocks), 1),
                                               block: OptimizerKernelSource.blockSize, args: &args, "optimizer_\(key.op.name)")
     }
