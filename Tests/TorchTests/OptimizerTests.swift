@@ -77,4 +77,31 @@ final class OptimizerTests: XCTestCase {
         }
         assertClose(w, w2, atol: 1e-7)
     }
+
+    /// A transposed view made a parameter (non-contiguous) takes the same steps as its contiguous twin: the CPU
+    /// updates walk memory in order, so a non-contiguous parameter updates through a contiguous copy.
+    func testNonContiguousParameterMatchesContiguous() {
+        let makers: [(String, ([Tensor]) -> optim.Optimizer)] = [
+            ("SGD momentum nesterov", { optim.SGD($0, lr: 0.1, momentum: 0.9, weightDecay: 0.01, nesterov: true) }),
+            ("Adam amsgrad", { optim.Adam($0, lr: 0.05, amsgrad: true) }),
+            ("RMSprop centered", { optim.RMSprop($0, lr: 0.01, momentum: 0.5, centered: true) }),
+        ]
+        for (name, make) in makers {
+            torch.manualSeed(21)
+            let base = torch.randn([5, 3])
+            let strided = base.t().detach().requiresGrad_(), dense = base.t().contiguous().requiresGrad_()
+            XCTAssertFalse(strided.isContiguous)
+            let target = torch.randn([3, 5])
+            let a = make([strided]), b = make([dense])
+            for _ in 0..<3 {
+                for (p, o) in [(strided, a), (dense, b)] {
+                    o.zeroGrad()
+                    ((p - target) * (p - target)).sum().backward()
+                    o.step()
+                }
+            }
+            XCTAssertFalse(strided.isContiguous, name)
+            XCTAssertLessThanOrEqual((strided - dense).abs().max().item(), 1e-6, name)
+        }
+    }
 }

@@ -158,7 +158,17 @@ extension optim {
                         guard let g = p.grad else { continue }
                         precondition(p.dtype.isFloatingPoint && (p.dtype == .float32 || p.dtype == .float64),
                                      "\(type(of: self)): parameters must be float32 or float64 (got \(p.dtype))")
-                        update(group, p, g.to(p.dtype).contiguous(), state(for: p))
+                        let grad = g.to(p.dtype).contiguous()
+                        if p.isCuda || p.isContiguous {
+                            update(group, p, grad, state(for: p))
+                        } else {
+                            // The CPU updates walk a parameter's memory in order, the gradient and the state
+                            // buffers in logical order: a non-contiguous parameter (a transposed view made a
+                            // Parameter) updates through a contiguous copy written back.
+                            let dense = p.contiguous()
+                            update(group, dense, grad, state(for: p))
+                            p.copy_(dense)
+                        }
                         p.storage.bumpVersion()
                     }
                 }
