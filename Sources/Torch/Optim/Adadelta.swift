@@ -10,10 +10,7 @@ extension optim {
         }
 
         public override func step() {
-            // Contiguous CUDA parameters wait here for multi-tensor launches (a few per group, not one each).
-            var fused = CUDAOptimizer.Batch()
-            defer { fused.launch() }
-            forEachParameter { group, p, g, st in
+            forEachParameter { group, p, g, st, fused in
                 let lr = group.lr, rho = group.double("rho"), eps = group.double("eps")
                 let wd = group.double("weight_decay"), maximize = group.bool("maximize")
                 _ = st.incrementStep()

@@ -148,10 +148,13 @@ extension optim {
             return loss
         }
 
-        /// Runs `update(group, param, grad, state)` for each parameter with a gradient, without autograd,
-        /// then bumps the parameter's version.
-        func forEachParameter(_ update: (ParamGroup, Tensor, Tensor, ParamState) -> Void) {
+        /// Runs `update(group, param, grad, state, fused)` for each parameter with a gradient, without autograd,
+        /// then bumps the parameter's version. Contiguous CUDA parameters go into `fused` (`CUDAOptimizer.Batch`)
+        /// instead of updating one by one; its multi-tensor launches run once every parameter was visited.
+        func forEachParameter(_ update: (ParamGroup, Tensor, Tensor, ParamState, inout CUDAOptimizer.Batch) -> Void) {
             if CUDAGraphCapture.isUnderway { checkGraphCapture() }
+            var fused = CUDAOptimizer.Batch()
+            defer { fused.launch() }
             torch.noGrad {
                 for group in paramGroups {
                     for p in group.params {
@@ -160,13 +163,13 @@ extension optim {
                                      "\(type(of: self)): parameters must be float32 or float64 (got \(p.dtype))")
                         let grad = g.to(p.dtype).contiguous()
                         if p.isCuda || p.isContiguous {
-                            update(group, p, grad, state(for: p))
+                            update(group, p, grad, state(for: p), &fused)
                         } else {
                             // The CPU updates walk a parameter's memory in order, the gradient and the state
                             // buffers in logical order: a non-contiguous parameter (a transposed view made a
                             // Parameter) updates through a contiguous copy written back.
                             let dense = p.contiguous()
-                            update(group, dense, grad, state(for: p))
+                            update(group, dense, grad, state(for: p), &fused)
                             p.copy_(dense)
                         }
                         p.storage.bumpVersion()

@@ -15,10 +15,7 @@ extension optim {
         }
 
         public override func step() {
-            // Contiguous CUDA parameters wait here for multi-tensor launches (a few per group, not one each).
-            var fused = CUDAOptimizer.Batch()
-            defer { fused.launch() }
-            forEachParameter { group, p, g, st in
+            forEachParameter { group, p, g, st, fused in
                 let lr = group.lr, (beta1, beta2) = group.pair("betas"), eps = group.double("eps")
                 let wd = group.double("weight_decay"), decoupled = group.bool("decoupled_weight_decay")
                 let maximize = group.bool("maximize")

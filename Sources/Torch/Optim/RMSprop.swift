@@ -11,10 +11,7 @@ extension optim {
         }
 
         public override func step() {
-            // Contiguous CUDA parameters wait here for multi-tensor launches (a few per group, not one each).
-            var fused = CUDAOptimizer.Batch()
-            defer { fused.launch() }
-            forEachParameter { group, p, g, st in
+            forEachParameter { group, p, g, st, fused in
                 let lr = group.lr, alpha = group.double("alpha"), eps = group.double("eps"), wd = group.double("weight_decay")
                 let momentum = group.double("momentum"), centered = group.bool("centered"), maximize = group.bool("maximize")
                 _ = st.incrementStep()

@@ -34,10 +34,7 @@ extension optim {
         override var isGraphCapturable: Bool { true }
 
         public override func step() {
-            // Contiguous CUDA parameters wait here for multi-tensor launches (a few per group, not one each).
-            var fused = CUDAOptimizer.Batch()
-            defer { fused.launch() }
-            forEachParameter { group, p, g, st in
+            forEachParameter { group, p, g, st, fused in
                 let lr = group.lr, momentum = group.double("momentum"), dampening = group.double("dampening")
                 let wd = group.double("weight_decay"), nesterov = group.bool("nesterov"), maximize = group.bool("maximize")
                 let n = p.numel
