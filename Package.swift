@@ -18,6 +18,8 @@ let examples: [(name: String, folder: String, vision: Bool)] = [
     ("augmentations", "Augmentations", true),
 ]
 
+let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package: "swift-argument-parser")
+
 let package = Package(
     name: "SwiftTorch",
     products: [
@@ -32,6 +34,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        // Protocol buffers for ONNX models and TensorBoard event files (generated code is committed).
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
     ],
     targets: [
         .target(name: "CTorchKernels"),
@@ -40,7 +44,14 @@ let package = Package(
         // The CUDA driver, NVRTC, cuBLAS and cuDNN bound at run time (dlopen) for the CUDA backend: the package
         // builds and tests with no CUDA toolkit, header or library installed.
         .target(name: "CCUDAShim", linkerSettings: [.linkedLibrary("dl")]),
-        .target(name: "Torch", dependencies: ["CTorchKernels", "CMPIShim", "CCUDAShim"], swiftSettings: swift5),
+        // zlib from the system (Debian: zlib1g-dev) for DEFLATE, gzip and CRC-32 in checkpoints, datasets and PNGs.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // FreeType and fontconfig from the system (Debian: libfreetype-dev, libfontconfig-dev) for plot text.
+        .systemLibrary(name: "CFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev", "libfontconfig-dev"])]),
+        .target(name: "Torch",
+                dependencies: ["CTorchKernels", "CMPIShim", "CCUDAShim", "CZlib", "CFreeType",
+                               .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+                swiftSettings: swift5),
         // libpng and libjpeg(-turbo) from the system (Debian: libpng-dev, libjpeg-dev), found with pkg-config.
         .systemLibrary(name: "CLibPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CLibJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg-dev"])]),
@@ -59,12 +70,13 @@ let package = Package(
         .executableTarget(name: "CUDACheck", dependencies: ["Torch", "TorchVision", "TutorialModels"], swiftSettings: swift5),
         // What the distributed tests and benchmarks run under mpirun (collective checks, DDP equivalence, failures, timings).
         .executableTarget(name: "DDPWorker", dependencies: ["Torch", "TorchVision", "TutorialModels", "CMPIShim"], swiftSettings: swift5),
-        .executableTarget(name: "ddp-mnist", dependencies: ["Torch", "TorchVision", "TutorialModels"], path: "Examples/DDPMNIST", swiftSettings: swift5),
+        .executableTarget(name: "ddp-mnist", dependencies: ["Torch", "TorchVision", "TutorialModels", argumentParser],
+                          path: "Examples/DDPMNIST", swiftSettings: swift5),
         .executableTarget(name: "Benchmarks", dependencies: ["Torch", "TorchVision", "TutorialModels"], path: "Benchmarks", swiftSettings: swift5),
         .testTarget(name: "TorchTests", dependencies: ["Torch", "TutorialModels", "DDPWorker"], swiftSettings: swift5),
         .testTarget(name: "TorchVisionTests", dependencies: ["TorchVision", "Torch", "TutorialModels"], swiftSettings: swift5),
     ] + examples.map {
-        .executableTarget(name: $0.name, dependencies: $0.vision ? ["Torch", "TorchVision"] : ["Torch"],
+        .executableTarget(name: $0.name, dependencies: ($0.vision ? ["Torch", "TorchVision"] : ["Torch"]) + [argumentParser],
                           path: "Examples/\($0.folder)", swiftSettings: swift5)
     }
 )

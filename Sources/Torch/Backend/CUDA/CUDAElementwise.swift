@@ -198,11 +198,6 @@ enum CUDAElementwise {
     }
 }
 
-/// PyTorch's message when tensors of one op live on different devices.
-func sameDeviceMessage(_ a: Device, _ b: Device) -> String {
-    "Expected all tensors to be on the same device, but found at least two devices, \(a) and \(b)!"
-}
-
 extension Tensor {
     /// A contiguous host copy of a CUDA tensor (same dtype).
     func contiguousCopyToHost() -> Tensor {
@@ -212,17 +207,3 @@ extension Tensor {
     }
 }
 
-/// The device an op on `a` and `b` runs on: theirs when they agree; a CPU scalar (0-dim) joins the other's
-/// device, as in PyTorch; otherwise PyTorch's error.
-@inline(__always) func commonDevice(_ a: Tensor, _ b: Tensor) -> Device {
-    if _fastPath(a.storage.isHost && b.storage.isHost) { return .cpu }
-    return commonDeviceSlow(a, b)
-}
-
-@inline(never) func commonDeviceSlow(_ a: Tensor, _ b: Tensor) -> Device {
-    let da = a.device, db = b.device
-    if da == db { return da }
-    if da == .cpu && a.dim == 0 { return db }
-    if db == .cpu && b.dim == 0 { return da }
-    preconditionFailure(sameDeviceMessage(da, db))
-}
