@@ -119,15 +119,14 @@ func forEachImageChunk(_ n: Int, chunks: Int, _ body: (Int, Range<Int>) -> Void)
 /// (small planes, see `imagesPerGEMM`): one chunk, the GEMM splitting the weight's rows or the columns over the
 /// threads and the layout copies (im2col, col2im, the block gathers) splitting the images.
 /// - The weight matrix has at least 4× as many rows as that GEMM has columns. One chunk of images per thread has
-///   every thread pack the whole weight (and, for the weight gradient, sum partial copies of it). The 4× keeps
-///   shapes whose im2col would cost about what the duplicate packing does on image chunks. ResNet-18's last stage
-///   on 32×32 images (512 × 512 weights, 32 columns): 150 against 198 µs per GEMM at 2 threads, 193 against 285 µs
-///   for its 1024-row input gradient (a C model of both schedules).
-/// - A thread's share of the columns would be under `minColumnsPerThread`: at 16 threads a batch of 32 leaves two
-///   images a thread, and on 4×4 or 2×2 planes each thread would pack the whole weight (up to 2.4 MB) to multiply
-///   it by 8–32 columns, or write a whole partial weight gradient from them. `Benchmarks --parallel-model 16`
-///   measured that redundancy on ResNet-18's batch-32 step: 40 % more work than the same step split 2 ways, most
-///   of it in these three kernels. The rule depends on the thread count, so 1 and 2 threads keep their schedule.
+///   every thread pack the whole weight (and, for the weight gradient, sum partial copies of it), which costs more
+///   than splitting one GEMM's weight rows. The 4× keeps shapes whose im2col would cost about what the duplicate
+///   packing does on image chunks.
+/// - A thread's share of the columns would be under `minColumnsPerThread`: with many threads and small planes each
+///   thread would pack the whole weight to multiply it by a few columns, or write a whole partial weight gradient
+///   from them, so the redundant work grows with the thread count. The rule depends on the thread count, so 1 and
+///   2 threads keep their schedule.
+/// (figures: docs/performance.md, "Convolution scheduling")
 func gemmImageChunks(_ g: ConvGeometry, batch n: Int) -> Int {
     let columns = n * g.smallPlane, K = g.colRows
     let threads = Int(ct_get_num_threads())
@@ -140,8 +139,8 @@ func gemmImageChunks(_ g: ConvGeometry, batch n: Int) -> Int {
 
 /// Fewest GEMM columns (images × output positions) per thread for image chunks (`gemmImageChunks`): a quarter of
 /// `minGEMMColumns`, the N where the packed micro-kernels reach their speed, since below it packing the weight
-/// costs more than the multiply-adds it feeds. At 2 threads ResNet-18's batch-32 schedule stays as it was: its
-/// smallest image-chunked GEMM has 128 columns.
+/// costs more than the multiply-adds it feeds. Low enough that 2-thread schedules of common batches keep image
+/// chunks.
 private let minColumnsPerThread = 64
 
 /// Elements a pool chunk of the layout copies (im2col, col2im, block gathers) gets at least: these are strided
@@ -160,11 +159,11 @@ private func forEachImageCopy(_ count: Int, elementsPerImage: Int, _ body: (Int)
 }
 
 /// Images whose im2col matrices sit side by side in one GEMM. A per-image GEMM packs the whole weight matrix
-/// (Csmall × K) to multiply it by P columns; where P is small that packing dominates: ResNet-18's last stage on
-/// 32×32 inputs has P = 1 and packed 9 MB of weights per image and convolution (its train step ran at 0.37×
-/// PyTorch's speed). So images are grouped until the GEMM has `minGEMMColumns` columns (the N at which the
+/// (Csmall × K) to multiply it by P columns; where P is small (deep stages on small images, down to P = 1) that
+/// packing dominates. So images are grouped until the GEMM has `minGEMMColumns` columns (the N at which the
 /// packed kernels reach their speed; it is a property of the micro-kernel, not of the cache), keeping the
 /// column block under `maxColumnBlockElements` (16 MB of float32, a share of any current L3 or less).
+/// (figures: docs/performance.md, "Convolution scheduling")
 private let minGEMMColumns = 256
 private let maxColumnBlockElements = 1 << 22
 
@@ -185,7 +184,7 @@ private func im2colImages<T: ConvElement>(_ x: UnsafePointer<T>, first: Int, cou
     let g = plan.geometry, cbg = g.bigChannels / g.groups, P = g.smallPlane
     if g.isPointwise {
         // im2col is the identity: the images' channel rows side by side. (The row walk would spend a call and its
-        // bookkeeping per channel and image: 512 × 32 rows of one element per GEMM on ResNet-18's cropped 1×1 planes.)
+        // bookkeeping per channel and image, on rows as short as one element.)
         copyImageRows(UnsafeMutablePointer(mutating: x + (first * g.bigChannels + grp * cbg) * P), imageStride: g.bigChannels * P,
                       rows: cbg, count: count, plane: P, col, toBlock: true)
         return

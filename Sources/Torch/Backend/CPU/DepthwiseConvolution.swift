@@ -4,11 +4,11 @@ import CTorchKernels
 /// layers) as direct loops over output rows, instead of the grouped im2col path's one small GEMM per channel and
 /// image.
 ///
-/// As grouped im2col, MobileNetV2's eval forward spent 40 % of its time in im2col and 1-row GEMMs (perf, batch 1 at
-/// 224²). Here each output row is the sum of kernel-volume shifted input rows scaled by one weight: for stride 1 a
-/// unit-stride multiply-add over the row, which the compiler vectorises. The weight gradient accumulates one row of
-/// products per tap and sums each row once per channel, so no loop carries a floating-point reduction (which the
-/// compiler would leave scalar).
+/// Grouped im2col would build an im2col matrix and run a 1-row GEMM per channel, mostly copying (figures:
+/// docs/performance.md, "Depthwise convolution"). Here each output row is the sum of kernel-volume shifted input
+/// rows scaled by one weight: for stride 1 a unit-stride multiply-add over the row, which the compiler
+/// vectorises. The weight gradient accumulates one row of products per tap and sums each row once per channel, so
+/// no loop carries a floating-point reduction (which the compiler would leave scalar).
 ///
 /// The float32 forward, and at stride 1 the input gradient, run one plane at a time in CTorchKernels
 /// (`ct_depthwise_plane_f32`, compiled per ISA): each output accumulates its taps in a register, one store per output

@@ -5,13 +5,12 @@ import CTorchKernels
 ///
 /// im2col + GEMM writes the input `taps` times over (the im2col matrix), packs it again for the GEMM, and then
 /// multiplies with an inner dimension K = Cin·taps that is shorter than one of the GEMM's K blocks (256), so the
-/// copies cost more than the multiply-adds: LeNet-5's train step spent 39 % in im2col, 9 % in packing and 19 % in
-/// the micro-kernel (perf, AMD EPYC). The direct kernels read the input itself, through a *wide* output plane:
-/// with stride 1, output position (oh, ow) of an input padded to Hp × Wp reads input element
-/// `(oh + kh)·Wp + (ow + kw)`, i.e. `j + kh·Wp + kw` for j = oh·Wp + ow. Computing every j < OH·Wp — the OW real
-/// columns plus KW − 1 throw-away ones per row — turns each tap into a shifted contiguous vector, so a tile of
-/// output channels × 2 vectors of j accumulates `Cin·taps` broadcast multiply-adds from unit-stride loads and
-/// no copies (`ct_direct_conv_f32`, per ISA). The weight gradient is the same sum the other way round
+/// copies cost more than the multiply-adds (figures: docs/performance.md, "Direct convolution"). The direct
+/// kernels read the input itself, through a *wide* output plane: with stride 1, output position (oh, ow) of an
+/// input padded to Hp × Wp reads input element `(oh + kh)·Wp + (ow + kw)`, i.e. `j + kh·Wp + kw` for
+/// j = oh·Wp + ow. Computing every j < OH·Wp — the OW real columns plus KW − 1 throw-away ones per row — turns
+/// each tap into a shifted contiguous vector, so a tile of output channels × 2 vectors of j accumulates
+/// `Cin·taps` broadcast multiply-adds from unit-stride loads and no copies (`ct_direct_conv_f32`, per ISA). The weight gradient is the same sum the other way round
 /// (`ct_direct_conv_wgrad_f32`: dot products of the wide output gradient, zero at the throw-away columns, with the
 /// shifted input), and the input gradient a direct convolution of the output gradient padded by the kernel with
 /// the flipped, transposed filters.

@@ -6,11 +6,11 @@
 
 /// How one convolution's im2col matrices are written and added back, fixed for one kernel call.
 ///
-/// ResNet-18 on 32×32 images runs its deeper stages on 4×4, 2×2 and 1×1 planes: a 3×3 convolution on a 2×2
-/// plane walks 2 × 9 rows of 2 elements per channel, and the row walk (a closure call, bounds and a
-/// zero-fill decision per row) was 18 % of its 2-thread train step (im2col 13 %, col2im 5 %, perf). The gather
-/// does the same copies from a table of (tap, position, source) entries, the valid ones first, with no per-row
-/// work.
+/// Deep stages on small images run on 4×4, 2×2 and 1×1 planes: a 3×3 convolution on a 2×2 plane walks 2 × 9
+/// rows of 2 elements per channel, and the row walk's per-row work (a closure call, bounds and a zero-fill
+/// decision) then costs more than the copy. The gather does the same copies from a table of (tap, position,
+/// source) entries, the valid ones first, with no per-row work.
+/// (figures: docs/performance.md, "im2col")
 struct Im2colPlan {
     let geometry: ConvGeometry
     /// (tap, output position, source offset) triples, the valid entries first: the tap is the row within a
@@ -173,8 +173,8 @@ private func rowWalkIm2col<T: ConvElement>(_ x: UnsafePointer<T>, channels: Int,
 }
 
 /// Copies `count` elements (Float or Double), rows up to 512 bytes inline in 32-byte moves. im2col copies one output row per
-/// (channel, kernel offset, output row) — rows of 10–60 elements in small CNNs — and a libc `memmove` call per
-/// row cost LeNet-5's forward 14 % of its time in call overhead (perf, AMD Zen 4).
+/// (channel, kernel offset, output row) — rows of 10–60 elements in small CNNs — where a libc `memmove` call per
+/// row would cost more in call overhead than the copy (figures: docs/performance.md, "im2col").
 @inline(__always)
 private func copyRow<T>(from src: UnsafePointer<T>, to dst: UnsafeMutablePointer<T>, count: Int) {
     let bytes = count * MemoryLayout<T>.stride
@@ -195,8 +195,8 @@ private func copyRow<T>(from src: UnsafePointer<T>, to dst: UnsafeMutablePointer
 }
 
 /// dst[i] = src[2i] for i in `range`: stride-2 convolutions' im2col rows (ResNet's 7×7 stem and downsampling
-/// convolutions), 8 floats at a time from the even lanes of 16-float loads, which a scalar strided loop with
-/// overflow checks ran at a quarter of the speed. A load never reaches past src[2·(range.upperBound − 1)].
+/// convolutions), 8 floats at a time from the even lanes of 16-float loads, because a scalar strided loop with
+/// overflow checks is several times slower. A load never reaches past src[2·(range.upperBound − 1)].
 @inline(__always)
 private func copyEvenElements<T>(from src: UnsafePointer<T>, to dst: UnsafeMutablePointer<T>, _ range: Range<Int>) {
     var i = range.lowerBound

@@ -13,13 +13,14 @@ import CTorchKernels
 /// The tile transforms run in CTorchKernels (`ct_winograd_input_plane_f32` and its twins, per ISA) one channel
 /// plane at a time, in bands of tile rows: the even and odd input columns are split apart, and every step is a
 /// unit-stride loop over all of a band's tiles that the C compiler vectorises at the CPU's width, however narrow
-/// the image (in Swift, baseline x86-64 and 4-wide, they took as long as the GEMMs; vectorised along one tile
-/// row, a 14-wide image's 7 tiles ran scalar). float32 only: float64 convolutions stay on im2col, exact to
-/// rounding.
+/// the image: a loop along one tile row would leave narrow images' few tiles short of a vector, and Swift at
+/// baseline x86-64 cannot use the wide vectors at all. float32 only: float64 convolutions stay on im2col, exact
+/// to rounding.
 ///
 /// Rounding: the transforms add and subtract a few inputs, so results differ from im2col's by a few ulps of
-/// the inputs' magnitude (measured max relative error ~1e-6 in float32 on unit-normal data, inside PyTorch's
-/// own conv tolerance; oneDNN uses Winograd too).
+/// the inputs' magnitude (about 1e-6 relative in float32 on unit-normal data, inside PyTorch's own conv
+/// tolerance; oneDNN uses Winograd too).
+/// (figures: docs/performance.md, "Winograd")
 
 /// Kill switch for tests and A/B runs: false routes every convolution through im2col.
 nonisolated(unsafe) var winogradEnabled = true
@@ -30,8 +31,8 @@ private let winogradBlockTiles = 512
 
 /// Floats between consecutive ξ planes of V, M and Z (`channels · tiles` plus one cache line). The transforms
 /// write or read all 16 planes of a tile at once; planes a multiple of 4 KB apart (64 channels × 512 tiles is
-/// 128 KB) put those 16 streams in the same L1 sets, and the input transform then took 23 % of a convolution's
-/// forward + backward (perf, AMD EPYC) — the skew spreads them over 16 sets.
+/// 128 KB) would put those 16 streams in the same L1 sets, where they evict each other; the skew spreads them
+/// over 16 sets.
 @inline(__always)
 private func winogradPlaneStride(channels: Int, tiles: Int) -> Int { channels * tiles + 16 }
 
@@ -192,7 +193,7 @@ func winogradWeightGradient(_ dy: UnsafePointer<Float>, _ x: UnsafePointer<Float
         }
     }
     // The chunks' sums and the filter transform split over the pool as well: 16·Cout·Cin floats are MBs for a deep
-    // stage, and on one thread these passes were 1–2 % of ResNet-18's 2-thread step (perf).
+    // stage, too much for one thread while the others wait.
     let sums = du.pointer
     if chunks > 1 {
         parallelFor(uCount, grain: elementwiseGrain) { lo, hi in
@@ -211,10 +212,9 @@ func winogradWeightGradient(_ dy: UnsafePointer<Float>, _ x: UnsafePointer<Float
 
 /// Fewest tiles an image chunk of the Winograd weight gradient gets before the pool splits the 16 transform
 /// positions instead (`winogradTransformedGradientByPosition`). Each image chunk writes and then adds a whole
-/// 16·Cout·Cin partial ∂L/∂U; with fewer tiles than this per chunk that traffic outweighs the chunk's GEMM work (at
-/// 16 threads ResNet-18's batch of 32 leaves 8–32 tiles a chunk on its 4×4 and 8×8 planes; `Benchmarks
-/// --parallel-model 16` counted the partial sums among the step's largest costs). At 2 threads the batch-32
-/// step keeps image chunks (64 tiles or more each).
+/// 16·Cout·Cin partial ∂L/∂U; with fewer tiles than this per chunk that traffic outweighs the chunk's GEMM work,
+/// which happens with many threads on small planes. Common 2-thread schedules keep image chunks.
+/// (figures: docs/performance.md, "Winograd")
 private let winogradMinTilesPerChunk = 64
 
 /// ∂L/∂U for the whole batch with the pool split over the 16 transform positions ξ: each block's tile transforms
@@ -294,15 +294,15 @@ private func winogradTransformOutputGradient(_ dy: UnsafePointer<Float>, _ p: Wi
 /// U[ξ][co][ci] = (G·g·Gᵀ)[ξ] for each filter g = w[co][ci], G = [[1, 0, 0], [½, ½, ½], [½, −½, ½], [0, 0, 1]].
 ///
 /// The 16 planes of U lie Cout·Cin floats apart — 64 KB at 128 channels, a multiple of 4 KB — so storing each
-/// filter's 16 values straight into them made 16 store streams that alias in the L1 (this loop took 7 % of a
-/// ResNet-18 forward). Blocks of `block` consecutive filters are transformed into a small local [16][block]
-/// tile first, then copied to the planes as 16 contiguous runs.
+/// filter's 16 values straight into them would make 16 store streams that alias in the L1. Blocks of `block`
+/// consecutive filters are transformed into a small local [16][block] tile first, then copied to the planes as
+/// 16 contiguous runs.
 private func winogradTransformFilters(_ w: UnsafePointer<Float>, _ p: WinogradProblem, into u: UnsafeMutablePointer<Float>) {
     let filters = p.outChannels * p.inChannels
     let half: Float = 0.5
     let block = 64
-    // Blocks of 64 filters split over the pool (a deep stage has 10⁵ filters, and one thread spent 0.5 % of
-    // ResNet-18's 2-thread step here).
+    // Blocks of 64 filters split over the pool (a deep stage has 10⁵ filters: too many for one thread while the
+    // others wait).
     parallelFor((filters + block - 1) / block, grain: elementwiseGrain / (16 * block)) { firstBlock, endBlock in
         withUnsafeTemporaryAllocation(of: Float.self, capacity: 16 * block) { tileBuffer in
             let tile = tileBuffer.baseAddress!
