@@ -1,6 +1,6 @@
 // cuda-check: every CUDA op family against the CPU on a real GPU (or, with --emulator, on the host emulator),
 // then the training checks and the speed cases of issue 25. One `PASS`/`FAIL` line per check; exit 0 only when
-// all pass. Runs where no Swift is installed: `../shared/tools/device-pack cuda-check` packs a static build.
+// all pass. Runs where no Swift is installed: `scripts/pack-static cuda-check` packs a static build.
 //
 //   cuda-check [--emulator] [--skip-bench | --bench-only] [--quick] [--cifar DIR] [--fashion-mnist DIR]
 //
