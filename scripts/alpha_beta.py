@@ -35,7 +35,7 @@ def main():
           f"({1 / beta / 1e9:.2f} GB/s)")
     for n, t in pts:
         print(f"  {n:>10d} B  measured {t * 1e6:10.1f} us  model {(a + b * n) * 1e6:10.1f} us")
-    print("predicted ring all-reduce time with the same alpha and beta (one machine's links; see the README):")
+    print("predicted ring all-reduce time with the same alpha and beta (one machine's links; see docs/distributed.md):")
     print("     bytes      p=2          p=8          p=64")
     for n in [1 << 20, 4 << 20, 25 << 20, 45 << 20, 100 << 20]:
         cols = [2 * (q - 1) * alpha + 2 * (q - 1) / q * n * beta for q in (2, 8, 64)]

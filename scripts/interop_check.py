@@ -11,7 +11,7 @@ Run by hand where torch and safetensors are installed (tests never need this):
    tensors.pt (every dtype, a tied weight, views), tensors.safetensors and expected.json (the
    exact bytes of every tensor).
 2. PyTorch loads every .pt with weights_only=True (and with mmap=True); the archives have no
-   unsafe globals, good CRCs, 64-byte-aligned records, only the opcodes of docs/FORMATS.md §1.4;
+   unsafe globals, good CRCs, 64-byte-aligned records, only the opcodes of docs/formats.md §1.4;
    the same nn.Sequential loads the state dict strictly and reproduces SwiftTorch's outputs within
    1e-6; torch.optim.SGD resumes from optimizer.pt and its next step matches SwiftTorch's within
    1e-6; every tensor is bit-identical, with the same strides and offsets; tied weights stay tied.
@@ -70,7 +70,7 @@ def check_archive(path):
         check(z.testzip() is None, f"{name}: zipfile CRCs good")
         pkl = z.read([n for n in z.namelist() if n.endswith("/data.pkl")][0])
     ops = {op.name for op, _, _ in pickletools.genops(pkl)}
-    check(ops <= ALLOWED_OPCODES, f"{name}: data.pkl uses only FORMATS.md §1.4 opcodes ({sorted(ops - ALLOWED_OPCODES)} extra)")
+    check(ops <= ALLOWED_OPCODES, f"{name}: data.pkl uses only docs/formats.md §1.4 opcodes ({sorted(ops - ALLOWED_OPCODES)} extra)")
     r = torch._C.PyTorchFileReader(path)
     offsets = [r.get_record_offset(n) % 64 for n in r.get_all_records()]
     check(all(o == 0 for o in offsets), f"{name}: all {len(offsets)} records 64-byte aligned")

@@ -1,6 +1,7 @@
 // The arithmetic of SwiftTorch's shared-memory all-reduce (Sources/Torch/Distributed/SharedMemoryAllReduce.swift):
 // one rank's slice of the sum of every rank's segment. Kept in C so the loops vectorise (Swift's SIMD types
-// compile to calls without target flags, docs/PERFORMANCE.md) and run at memory speed.
+// compile to calls without target flags: docs/performance.md, "Why the SIMD kernels are in C") and run at
+// memory speed.
 #include "cmpishim.h"
 #include <string.h>
 

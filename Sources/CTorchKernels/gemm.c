@@ -1,5 +1,5 @@
 // GEMM: Goto/BLIS packed panels + register-blocked micro-kernels
-// (docs/PERFORMANCE.md "GEMM recipe"). The algorithm lives once in
+// (docs/performance.md "GEMM recipe"). The algorithm lives once in
 // gemm_kernel.inc; this file instantiates it per ISA and element type and
 // dispatches at run time (isa.c).
 //

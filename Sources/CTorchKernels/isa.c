@@ -1,4 +1,4 @@
-// Run-time ISA selection (DESIGN.md §5). Every SIMD kernel is compiled three
+// Run-time ISA selection (docs/architecture.md §5). Every SIMD kernel is compiled three
 // times (AVX-512, AVX2+FMA, baseline) via __attribute__((target)); this picks
 // one from CPUID, overridable with CTORCH_ISA=baseline|avx2|avx512 (a request
 // above what the CPU supports is clamped down).

@@ -1,6 +1,7 @@
-// Persistent thread pool (DESIGN.md §5, PERFORMANCE.md): worker threads spin
-// ~40 µs (pause instruction; yielding the core after 5 µs) after each chunk
-// before sleeping on a futex, so back-to-back parallel ops pay no wake-up latency while an idle
+// Persistent thread pool (docs/architecture.md §5; docs/performance.md,
+// "Threads and the pool"): worker threads spin ~40 µs (pause instruction;
+// yielding the core after 5 µs) after each chunk before sleeping on a futex,
+// so back-to-back parallel ops pay no wake-up latency while an idle
 // process burns no CPU. One parallel region at a time: a second user thread
 // that calls ct_parallel_for while the pool is busy runs its range inline, and
 // calls made from inside a region (nesting) run inline too.

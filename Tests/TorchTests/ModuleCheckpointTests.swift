@@ -1,4 +1,4 @@
-// nn.Module state dicts through files: DESIGN.md's Rosetta lines
+// nn.Module state dicts through files: the Rosetta lines of docs/architecture.md §1
 // `try torch.save(mynet.stateDict(), "mymodel.pth")` and
 // `try mynet.loadStateDict(torch.load("mymodel.pth"))`, with a network saved by PyTorch.
 

@@ -3,7 +3,7 @@ import XCTest
 
 /// nn.Module: reflection, traversal, modes, conversion, hooks, state dicts, printing, containers.
 final class ModuleTests: XCTestCase {
-    // The Rosetta network of DESIGN.md.
+    // The Rosetta network of docs/architecture.md §1.
     final class MyNeuralNet: nn.Module {
         let inputToHiddenLayer = nn.Linear(2, 8)
         let hiddenLayerActivation = nn.ReLU()

@@ -64,7 +64,7 @@ private func summaryValue(_ event: [UInt8]) -> (step: Int, value: [(Int, PBValue
 final class TensorBoardTests: XCTestCase {
     func testCRC32CAndRecordFraming() {
         XCTAssertEqual(CRC32C.checksum(Array("123456789".utf8)), 0xE306_9283)
-        // docs/FORMATS.md §3.1's test vector: the file_version event at wall time 1700000000.
+        // docs/formats.md §3.1's test vector: the file_version event at wall time 1700000000.
         var e = ProtoWriter()
         e.double(1, 1_700_000_000)
         e.string(3, "brain.Event:2")

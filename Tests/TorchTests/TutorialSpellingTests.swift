@@ -1,7 +1,7 @@
 import XCTest
 @testable import Torch
 
-/// Tutorial lines that must compile as DESIGN.md's rules translate them, each spelling checked
+/// Tutorial lines that must compile as docs/architecture.md §1's rules translate them, each spelling checked
 /// against the other spelling of the same call.
 final class TutorialSpellingTests: XCTestCase {
     func testChoosingADeviceFromArguments() throws {

@@ -1,5 +1,5 @@
 // CTorchKernels: the SIMD-critical kernels of SwiftTorch, compiled per ISA
-// (AVX-512 / AVX2+FMA / baseline) and picked at run time (DESIGN.md §5).
+// (AVX-512 / AVX2+FMA / baseline) and picked at run time (docs/architecture.md §5).
 // Everything else in SwiftTorch is Swift.
 #ifndef CTORCH_KERNELS_H
 #define CTORCH_KERNELS_H

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 
-/// A size-bucketed cache of freed buffers (DESIGN.md §5, docs/PERFORMANCE.md "free lists").
+/// A size-bucketed cache of freed buffers (docs/architecture.md §5, docs/performance.md "free lists").
 ///
 /// Re-using memory skips `posix_memalign` for small blocks and, for large ones, the page faults
 /// a fresh mapping pays on first touch (≈ 0.5 ms per 16 MB here). Blocks ≥ 4 MiB are 2 MiB aligned

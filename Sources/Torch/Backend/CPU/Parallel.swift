@@ -1,6 +1,6 @@
 import CTorchKernels
 
-/// Grain (elements per chunk) below which elementwise work stays on one thread (DESIGN.md §5).
+/// Grain (elements per chunk) below which elementwise work stays on one thread (docs/architecture.md §5).
 let elementwiseGrain = 32_768
 
 /// Runs `body` over `[0, n)` split into chunks across the thread pool (one parallel region).

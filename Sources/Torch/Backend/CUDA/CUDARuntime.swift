@@ -24,7 +24,7 @@ public enum CUDAError: Error, CustomStringConvertible, Equatable {
 }
 
 /// One CUDA device as the backend uses it: its primary context, its one stream, what it is, and the
-/// kernels loaded for it (DESIGN.md §7: one stream per device, asynchronous launches).
+/// kernels loaded for it (docs/architecture.md §7: one stream per device, asynchronous launches).
 final class CUDADeviceContext {
     let index: Int
     let context: CUcontext?

@@ -4,7 +4,7 @@ import Glibc
 #endif
 import Foundation
 
-/// Compiles kernel modules: NVRTC to a CUBIN for the device's own architecture (DESIGN.md §7), or, under the
+/// Compiles kernel modules: NVRTC to a CUBIN for the device's own architecture (docs/architecture.md §7), or, under the
 /// emulator, the host C++ compiler to a shared object. Results are cached on disk under
 /// `~/.cache/swifttorch/kernels` (or `$SWIFTTORCH_KERNEL_CACHE`, or `$XDG_CACHE_HOME/swifttorch/kernels`),
 /// keyed by the source's hash, the architecture and the compiler's version, so a second run compiles nothing.

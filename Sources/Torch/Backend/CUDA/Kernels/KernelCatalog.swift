@@ -1,7 +1,7 @@
 /// Every kernel the CUDA backend can launch, by family and dtype, and the source of each module.
 ///
-/// A module holds one family's kernels for one dtype (DESIGN.md §7: "compiled per family and dtype at first
-/// use"); a kernel is found on the hot path by `KernelID.slot`, an index into the device's function table, so
+/// A module holds one family's kernels for one dtype, compiled at first use (docs/architecture.md §7); a
+/// kernel is found on the hot path by `KernelID.slot`, an index into the device's function table, so
 /// a launch does no dictionary look-up or string work once its module is loaded.
 enum KernelFamily: Int, CaseIterable {
     /// `UnaryOp` kernels, input and output of the module's dtype.

@@ -1,4 +1,4 @@
-/// Each pointwise op as a C expression for the kernel templates (DESIGN.md §7). The switches are exhaustive:
+/// Each pointwise op as a C expression for the kernel templates (docs/architecture.md §7). The switches are exhaustive:
 /// a new op without a CUDA expression does not compile. Inputs are `x`, `y` (and `z`) in the math type
 /// (`KernelPrelude.mathType`); `nil` means the op has no kernel for that kind of dtype (the CPU path
 /// rejects those dtypes too, or routes them elsewhere, e.g. bool unary ops are copies).
