@@ -232,16 +232,9 @@ final class GradientReducer {
 
     /// `dst[offset...] = grad * scale` (flattened; `grad` may be that very slot, with `gradientAsBucketView`).
     private func copyScaled(_ grad: Tensor, into dst: Tensor, at offset: Int) {
+        checkSameDevice(grad, dst)
+        if case .cpu = dst.device, CPUDistributed.copyScaled(grad, into: dst, at: offset, scale: scale) { return }
         let n = grad.numel
-        if grad.isContiguous && grad.dtype == .float32 && dst.dtype == .float32 {
-            let s = Float(scale)
-            let from = grad.pointer(Float.self), to = dst.pointer(Float.self) + offset
-            for j in 0..<n { to[j] = from[j] * s }
-        } else if grad.isContiguous && grad.dtype == .float64 && dst.dtype == .float64 {
-            let from = grad.pointer(Double.self), to = dst.pointer(Double.self) + offset
-            for j in 0..<n { to[j] = from[j] * scale }
-        } else {
-            torch.noGrad { _ = dst.narrow(0, offset, n).copy_((grad.detach() * scale).reshape([n])) }
-        }
+        torch.noGrad { _ = dst.narrow(0, offset, n).copy_((grad.detach() * scale).reshape([n])) }
     }
 }

@@ -26,28 +26,19 @@ func syncBatchNorm(_ input: Tensor, weight: Tensor?, bias: Tensor?, runningMean:
     for (name, t) in [("running_mean", runningMean), ("running_var", runningVar), ("weight", weight), ("bias", bias)] {
         if let t, t.numel != c { preconditionFailure(batchNormFeatureMismatchMessage(name, expected: c, actual: t.numel)) }
     }
-    let n = input.shape[0], localCount = input.numel / c, l = n == 0 ? 0 : localCount / n
-    let ct = input.dtype.computeType
-    let x = kernelOperand(input, ct)
+    checkSameDevice(input, [weight, bias, runningMean, runningVar])
+    guard case .cpu = input.device else {
+        preconditionFailure("SyncBatchNorm: expected CPU tensors (the process groups reduce host memory), got \(input.device)")
+    }
+    let localCount = input.numel / c
 
     // This rank's [count, mean (C), M2 (C)], then every rank's.
-    let local = Tensor(uninitializedShape: [2 * c + 1], dtype: .float64)
-    let lp = local.pointer(Double.self)
-    lp[0] = Double(localCount)
-    if localCount > 0 {
-        switch ct {
-        case .float32: batchNormMomentsKernel(UnsafePointer(x.pointer(Float.self)), n: n, c: c, l: l, mean: lp + 1, m2: lp + 1 + c)
-        case .float64: batchNormMomentsKernel(UnsafePointer(x.pointer(Double.self)), n: n, c: c, l: l, mean: lp + 1, m2: lp + 1 + c)
-        default: preconditionFailure("SyncBatchNorm: unsupported dtype \(ct)")
-        }
-    } else {
-        for j in 1...(2 * c) { lp[j] = 0 }
-    }
+    let local = CPUNormalization.batchNormMoments(input)
     let gathered = Tensor(uninitializedShape: [group.size, 2 * c + 1], dtype: .float64)
     syncCollective(group, "gathering the batch statistics") {
         try dist.allGatherIntoTensor(gathered, local, group: group)
     }
-    let stats = mergeMoments(UnsafePointer(gathered.pointer(Double.self)), ranks: group.size, channels: c)
+    let stats = CPUNormalization.mergeMoments(gathered, ranks: group.size, channels: c)
 
     if stats.count == 0 {
         // Every rank's batch is empty: what BatchNorm does with an empty batch (no statistics).
@@ -60,26 +51,19 @@ func syncBatchNorm(_ input: Tensor, weight: Tensor?, bias: Tensor?, runningMean:
     if let runningVar { updateRunningStatistic(runningVar, stats.m2.map { $0 / (total - 1) }, momentum: momentum) }
 
     // Normalise with the global mean and biased variance: the forward kernel's evaluation path
-    // takes them as its "running" statistics and writes the mean and invstd backward needs.
-    let globalMean = Tensor(stats.mean, shape: [c]).to(ct)
-    let globalVar = Tensor(stats.m2.map { $0 / total }, shape: [c]).to(ct)
-    let mean = Tensor(uninitializedShape: [c], dtype: ct), invstd = Tensor(uninitializedShape: [c], dtype: ct)
-    let out = Tensor(uninitializedShape: input.shape, dtype: ct)
-    let w = weight.map { kernelOperand($0, ct) }, b = bias.map { kernelOperand($0, ct) }
-    func normalise<T: FloatElement>(_: T.Type) {
-        batchNormForwardKernel(UnsafePointer(x.pointer(T.self)), out.pointer(T.self), n: n, c: c, l: l,
-                               weight: w.map { UnsafePointer($0.pointer(T.self)) },
-                               bias: b.map { UnsafePointer($0.pointer(T.self)) },
-                               mean: mean.pointer(T.self), invstd: invstd.pointer(T.self),
-                               runningMean: globalMean.pointer(T.self), runningVar: globalVar.pointer(T.self),
-                               training: false, momentum: 0, eps: eps)
-    }
+    // takes them as its "running" statistics and gives the mean and invstd backward needs.
+    let ct = input.dtype.computeType
+    let result: Tensor, mean: Tensor, invstd: Tensor
     if localCount > 0 {
-        if ct == .float32 { normalise(Float.self) } else { normalise(Double.self) }
+        let globalMean = Tensor(stats.mean, shape: [c]).to(ct)
+        let globalVar = Tensor(stats.m2.map { $0 / total }, shape: [c]).to(ct)
+        (result, mean, invstd) = CPUNormalization.batchNorm(input, weight: weight, bias: bias, runningMean: globalMean,
+                                                            runningVar: globalVar, training: false, momentum: 0, eps: eps)
     } else {
-        _ = mean.zero_(); _ = invstd.zero_()     // unused but for the (zero) local weight gradient
+        // Unused but for the (zero) local weight gradient.
+        result = Tensor(uninitializedShape: input.shape, dtype: input.dtype)
+        mean = torch.zeros([c], dtype: ct); invstd = torch.zeros([c], dtype: ct)
     }
-    let result = ct == input.dtype ? out : out.to(input.dtype)
     let count = stats.count
     recordNormalization("SyncBatchNormBackward", result, input: input, weight: weight, bias: bias, saved: { [] }) { g, xs, ws, needs in
         syncBatchNormBackward(g, xs, ws, mean: mean, invstd: invstd, count: count, needs: needs, group: group)
@@ -92,20 +76,10 @@ func syncBatchNorm(_ input: Tensor, weight: Tensor?, bias: Tensor?, runningMean:
 /// The gradients are computed without recording: like PyTorch's, this op has no double backward.
 private func syncBatchNormBackward(_ g: Tensor, _ x: Tensor, _ weight: Tensor?, mean: Tensor, invstd: Tensor, count: Int,
                                    needs: (Bool, Bool, Bool), group: dist.ProcessGroup) -> (Tensor?, Tensor?, Tensor?) {
-    let ct = x.dtype.computeType
-    let n = x.shape[0], c = x.shape[1], l = x.numel / Swift.max(n * c, 1)
+    let c = x.shape[1]
     let pType = weight?.dtype ?? x.dtype
     // [Σ dy (C), Σ (x − mean) · dy (C)] over this rank's batch.
-    let sums = torch.zeros([2 * c], dtype: ct)
-    let xc = kernelOperand(x, ct), gc = kernelOperand(g, ct), wc = weight.map { kernelOperand($0, ct) }
-    func reduce<T: FloatElement>(_: T.Type) {
-        let s = sums.pointer(T.self)
-        batchNormGradientSumsKernel(UnsafePointer(gc.pointer(T.self)), UnsafePointer(xc.pointer(T.self)), n: n, c: c, l: l,
-                                    mean: UnsafePointer(mean.pointer(T.self)), sum: s, dotp: s + c)
-    }
-    if x.numel > 0 {
-        if ct == .float32 { reduce(Float.self) } else { reduce(Double.self) }
-    }
+    let sums = CPUNormalization.batchNormGradientSums(g, x, mean: mean)
     // Local sums: DDP averages the parameter gradients later.
     let gw = needs.1 ? (sums.narrow(0, c, c) * invstd).to(pType) : nil
     let gb = needs.2 ? sums.narrow(0, 0, c).clone().to(pType) : nil
@@ -114,39 +88,8 @@ private func syncBatchNormBackward(_ g: Tensor, _ x: Tensor, _ weight: Tensor?, 
     syncCollective(group, "reducing the batch-norm gradient sums") {
         try dist.allReduce(sums, op: .sum, group: group)
     }
-    let gx = Tensor(uninitializedShape: x.shape, dtype: ct)
-    func input<T: FloatElement>(_: T.Type) {
-        let s = UnsafePointer(sums.pointer(T.self))
-        batchNormGradientInputKernel(UnsafePointer(gc.pointer(T.self)), UnsafePointer(xc.pointer(T.self)), n: n, c: c, l: l,
-                                     weight: wc.map { UnsafePointer($0.pointer(T.self)) },
-                                     mean: UnsafePointer(mean.pointer(T.self)), invstd: UnsafePointer(invstd.pointer(T.self)),
-                                     sum: s, dotp: s + c, count: count, gradInput: gx.pointer(T.self))
-    }
-    if x.numel > 0 {
-        if ct == .float32 { input(Float.self) } else { input(Double.self) }
-    }
-    return (gx.to(x.dtype), gw, gb)
-}
-
-/// Merges per-rank rows `[count, mean (C), M2 (C)]` in rank order (Chan, Golub and LeVeque's
-/// pairwise update; empty ranks are skipped). Every rank gets bit-identical results.
-func mergeMoments(_ rows: UnsafePointer<Double>, ranks: Int, channels c: Int) -> (count: Int, mean: [Double], m2: [Double]) {
-    var total = 0.0
-    var mean = [Double](repeating: 0, count: c), m2 = [Double](repeating: 0, count: c)
-    for r in 0..<ranks {
-        let row = rows + r * (2 * c + 1)
-        let nB = row[0]
-        guard nB > 0 else { continue }
-        let merged = total + nB
-        let weightB = nB / merged, cross = total * nB / merged
-        for j in 0..<c {
-            let delta = row[1 + j] - mean[j]
-            mean[j] += delta * weightB
-            m2[j] += row[1 + c + j] + delta * delta * cross
-        }
-        total = merged
-    }
-    return (Int(total), mean, m2)
+    let gx = CPUNormalization.batchNormGradientInput(g, x, weight: weight, mean: mean, invstd: invstd, sums: sums, count: count)
+    return (gx, gw, gb)
 }
 
 /// `stat = (1 − momentum) · stat + momentum · batch`, in double, in place.

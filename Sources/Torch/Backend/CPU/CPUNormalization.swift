@@ -1,13 +1,223 @@
 import CTorchKernels
 
-/// Fused CPU kernels for batch and layer normalisation over raw pointers of contiguous memory.
+/// Batch and layer normalisation on the CPU (twin of the norms of `CUDAFused`): the tensor-level entry points
+/// that `nativeBatchNorm`/`nativeLayerNorm` (NN/Layers/Normalization.swift) and `syncBatchNorm`
+/// (Distributed/SyncBatchNormOp.swift) dispatch to after their one device check, and below them the fused
+/// kernels over raw pointers of contiguous memory.
 ///
 /// Batch norm sees its input as (N, C, L) — L is the product of the spatial dims (1 for a
 /// (N, C) input) — and reduces every channel over N and L. Work is split over channels when it
 /// is large. The arithmetic follows PyTorch's CPU kernels: statistics accumulated in double (in
 /// the element type for the (N, C) layout, as PyTorch's channels-last path does), the saved
 /// mean and 1/√(var + eps) in the element type, and y = x · α + β with α = invstd · w,
-/// β = b − mean · α per channel.
+/// β = b − mean · α per channel. Half types are computed in float32 (`DType.computeType`); the saved
+/// statistics stay in that type.
+enum CPUNormalization {
+    /// A contiguous tensor of dtype `dt` with `t`'s values, without autograd (t itself when it
+    /// already is one).
+    static func operand(_ t: Tensor, _ dt: DType) -> Tensor {
+        if t.dtype == dt && t.isContiguous { return t }
+        let out = Tensor(uninitializedShape: t.shape, dtype: dt)
+        copyKernel(from: t, into: out)
+        return out
+    }
+
+    /// BatchNorm of an `(N, C, *)` input with per-channel `weight`/`bias`/running statistics: batch statistics when
+    /// `training` (running ones updated in place, unbiased variance), else the running ones. The output in the
+    /// input's dtype and the per-channel mean and invstd (compute dtype).
+    static func batchNorm(_ input: Tensor, weight: Tensor?, bias: Tensor?, runningMean: Tensor?, runningVar: Tensor?,
+                          training: Bool, momentum: Double, eps: Double) -> (Tensor, mean: Tensor, invstd: Tensor) {
+        let n = input.shape[0], c = input.shape[1]
+        let l = n == 0 ? 0 : input.numel / Swift.max(c, 1) / n
+        let ct = input.dtype.computeType
+        let x = operand(input, ct)
+        let w = weight.map { operand($0, ct) }, b = bias.map { operand($0, ct) }
+        let rm = runningMean.map { operand($0, ct) }, rv = runningVar.map { operand($0, ct) }
+        let out = Tensor(uninitializedShape: input.shape, dtype: ct)
+        let mean = Tensor(uninitializedShape: [c], dtype: ct), invstd = Tensor(uninitializedShape: [c], dtype: ct)
+        func run<T: FloatElement>(_: T.Type) {
+            batchNormForwardKernel(UnsafePointer(x.pointer(T.self)), out.pointer(T.self), n: n, c: c, l: l,
+                                   weight: w.map { UnsafePointer($0.pointer(T.self)) },
+                                   bias: b.map { UnsafePointer($0.pointer(T.self)) },
+                                   mean: mean.pointer(T.self), invstd: invstd.pointer(T.self),
+                                   runningMean: rm?.pointer(T.self), runningVar: rv?.pointer(T.self),
+                                   training: training, momentum: momentum, eps: eps)
+        }
+        switch ct {
+        case .float32: run(Float.self)
+        case .float64: run(Double.self)
+        default: preconditionFailure("batch_norm: unsupported dtype \(ct)")
+        }
+        if training {
+            func writeBack(_ stat: Tensor?, _ work: Tensor?) {
+                guard let stat, let work else { return }
+                if stat !== work { copyKernel(from: work, into: stat) }
+                stat.storage.bumpVersion()
+            }
+            writeBack(runningMean, rm)
+            writeBack(runningVar, rv)
+        }
+        return (ct == input.dtype ? out : out.to(input.dtype), mean, invstd)
+    }
+
+    /// BatchNorm's gradients (each only when `needs` asks), in the dtypes of `x` and of the parameters.
+    static func batchNormBackward(_ g: Tensor, _ x: Tensor, weight: Tensor?, mean: Tensor, invstd: Tensor, training: Bool,
+                                  needs: (Bool, Bool, Bool)) -> (Tensor?, Tensor?, Tensor?) {
+        let ct = x.dtype.computeType
+        let xc = operand(x, ct), gc = operand(g, ct), wc = weight.map { operand($0, ct) }
+        let n = x.shape[0], c = x.shape[1], l = x.numel / Swift.max(n * c, 1)
+        let gx = needs.0 ? Tensor(uninitializedShape: x.shape, dtype: ct) : nil
+        let gw = needs.1 ? Tensor(uninitializedShape: [c], dtype: ct) : nil
+        let gb = needs.2 ? Tensor(uninitializedShape: [c], dtype: ct) : nil
+        func run<T: FloatElement>(_: T.Type) {
+            batchNormBackwardKernel(UnsafePointer(gc.pointer(T.self)), UnsafePointer(xc.pointer(T.self)), n: n, c: c, l: l,
+                                    weight: wc.map { UnsafePointer($0.pointer(T.self)) },
+                                    mean: UnsafePointer(mean.pointer(T.self)), invstd: UnsafePointer(invstd.pointer(T.self)),
+                                    training: training, gradInput: gx?.pointer(T.self),
+                                    gradWeight: gw?.pointer(T.self), gradBias: gb?.pointer(T.self))
+        }
+        switch ct {
+        case .float32: run(Float.self)
+        default: run(Double.self)
+        }
+        return (gx.map { $0.to(x.dtype) }, gw.map { $0.to(weight!.dtype) }, gb.map { $0.to(weight?.dtype ?? x.dtype) })
+    }
+
+    /// LayerNorm of `input` as `m` rows of `n`: the output in the input's dtype and the per-row mean and rstd
+    /// (compute dtype).
+    static func layerNorm(_ input: Tensor, rows m: Int, length n: Int, weight: Tensor?, bias: Tensor?, eps: Double)
+        -> (Tensor, mean: Tensor, rstd: Tensor) {
+        let ct = input.dtype.computeType
+        let x = operand(input, ct)
+        let w = weight.map { operand($0, ct) }, b = bias.map { operand($0, ct) }
+        let out = Tensor(uninitializedShape: input.shape, dtype: ct)
+        let mean = Tensor(uninitializedShape: [m], dtype: ct), rstd = Tensor(uninitializedShape: [m], dtype: ct)
+        func run<T: FloatElement>(_: T.Type) {
+            layerNormForwardKernel(UnsafePointer(x.pointer(T.self)), out.pointer(T.self), m: m, n: n,
+                                   gamma: w.map { UnsafePointer($0.pointer(T.self)) },
+                                   beta: b.map { UnsafePointer($0.pointer(T.self)) },
+                                   mean: mean.pointer(T.self), rstd: rstd.pointer(T.self), eps: eps)
+        }
+        if m > 0 && n > 0 {
+            switch ct {
+            case .float32: run(Float.self)
+            case .float64: run(Double.self)
+            default: preconditionFailure("layer_norm: unsupported dtype \(ct)")
+            }
+        }
+        return (ct == input.dtype ? out : out.to(input.dtype), mean, rstd)
+    }
+
+    /// LayerNorm's gradients (each only when `needs` asks; dγ/dβ shaped `paramShape`), in the dtypes of `x` and of
+    /// the parameters.
+    static func layerNormBackward(_ g: Tensor, _ x: Tensor, rows m: Int, length n: Int, weight: Tensor?, mean: Tensor,
+                                  rstd: Tensor, paramShape: [Int], needs: (Bool, Bool, Bool)) -> (Tensor?, Tensor?, Tensor?) {
+        let ct = x.dtype.computeType
+        let xc = operand(x, ct), gc = operand(g, ct), wc = weight.map { operand($0, ct) }
+        let gx = needs.0 ? Tensor(uninitializedShape: x.shape, dtype: ct) : nil
+        let gw = needs.1 ? Tensor(uninitializedShape: paramShape, dtype: ct) : nil
+        let gb = needs.2 ? Tensor(uninitializedShape: paramShape, dtype: ct) : nil
+        func run<T: FloatElement>(_: T.Type) {
+            layerNormBackwardKernel(UnsafePointer(gc.pointer(T.self)), UnsafePointer(xc.pointer(T.self)), m: m, n: n,
+                                    gamma: wc.map { UnsafePointer($0.pointer(T.self)) },
+                                    mean: UnsafePointer(mean.pointer(T.self)), rstd: UnsafePointer(rstd.pointer(T.self)),
+                                    gradInput: gx?.pointer(T.self), gradWeight: gw?.pointer(T.self), gradBias: gb?.pointer(T.self))
+        }
+        if m > 0 && n > 0 {
+            switch ct {
+            case .float32: run(Float.self)
+            default: run(Double.self)
+            }
+        } else {
+            for t in [gx, gw, gb] { _ = t?.zero_() }
+        }
+        let pType = weight?.dtype ?? x.dtype
+        return (gx.map { $0.to(x.dtype) }, gw.map { $0.to(pType) }, gb.map { $0.to(pType) })
+    }
+
+    // MARK: SyncBatchNorm's pieces
+
+    /// This rank's per-channel `[count, mean (C), M2 (C)]` of an `(N, C, *)` input, float64 (`batchNormMomentsKernel`).
+    static func batchNormMoments(_ input: Tensor) -> Tensor {
+        let n = input.shape[0], c = input.shape[1], count = input.numel / c, l = n == 0 ? 0 : count / n
+        let ct = input.dtype.computeType
+        let local = Tensor(uninitializedShape: [2 * c + 1], dtype: .float64)
+        let lp = local.pointer(Double.self)
+        lp[0] = Double(count)
+        if count > 0 {
+            let x = operand(input, ct)
+            switch ct {
+            case .float32: batchNormMomentsKernel(UnsafePointer(x.pointer(Float.self)), n: n, c: c, l: l, mean: lp + 1, m2: lp + 1 + c)
+            case .float64: batchNormMomentsKernel(UnsafePointer(x.pointer(Double.self)), n: n, c: c, l: l, mean: lp + 1, m2: lp + 1 + c)
+            default: preconditionFailure("SyncBatchNorm: unsupported dtype \(ct)")
+            }
+        } else {
+            for j in 1...(2 * c) { lp[j] = 0 }
+        }
+        return local
+    }
+
+    /// Merges the per-rank rows `[count, mean (C), M2 (C)]` of `gathered` (`[ranks, 2C + 1]`, float64) in rank order
+    /// (Chan, Golub and LeVeque's pairwise update; empty ranks are skipped). Every rank gets bit-identical results.
+    static func mergeMoments(_ gathered: Tensor, ranks: Int, channels c: Int) -> (count: Int, mean: [Double], m2: [Double]) {
+        let rows = UnsafePointer(gathered.pointer(Double.self))
+        var total = 0.0
+        var mean = [Double](repeating: 0, count: c), m2 = [Double](repeating: 0, count: c)
+        for r in 0..<ranks {
+            let row = rows + r * (2 * c + 1)
+            let nB = row[0]
+            guard nB > 0 else { continue }
+            let merged = total + nB
+            let weightB = nB / merged, cross = total * nB / merged
+            for j in 0..<c {
+                let delta = row[1 + j] - mean[j]
+                mean[j] += delta * weightB
+                m2[j] += row[1 + c + j] + delta * delta * cross
+            }
+            total = merged
+        }
+        return (Int(total), mean, m2)
+    }
+
+    /// This rank's `[Σ dy (C), Σ (x − mean) · dy (C)]` in the compute dtype (`batchNormGradientSumsKernel`).
+    static func batchNormGradientSums(_ g: Tensor, _ x: Tensor, mean: Tensor) -> Tensor {
+        let ct = x.dtype.computeType
+        let n = x.shape[0], c = x.shape[1], l = x.numel / Swift.max(n * c, 1)
+        let sums = torch.zeros([2 * c], dtype: ct)
+        guard x.numel > 0 else { return sums }
+        let xc = operand(x, ct), gc = operand(g, ct)
+        func reduce<T: FloatElement>(_: T.Type) {
+            let s = sums.pointer(T.self)
+            batchNormGradientSumsKernel(UnsafePointer(gc.pointer(T.self)), UnsafePointer(xc.pointer(T.self)), n: n, c: c, l: l,
+                                        mean: UnsafePointer(mean.pointer(T.self)), sum: s, dotp: s + c)
+        }
+        if ct == .float32 { reduce(Float.self) } else { reduce(Double.self) }
+        return sums
+    }
+
+    /// The training-mode input gradient from the all-reduced `sums` (`batchNormGradientSums` of every rank) over
+    /// `count` values, in x's dtype (`batchNormGradientInputKernel`).
+    static func batchNormGradientInput(_ g: Tensor, _ x: Tensor, weight: Tensor?, mean: Tensor, invstd: Tensor,
+                                       sums: Tensor, count: Int) -> Tensor {
+        let ct = x.dtype.computeType
+        let n = x.shape[0], c = x.shape[1], l = x.numel / Swift.max(n * c, 1)
+        let gx = Tensor(uninitializedShape: x.shape, dtype: ct)
+        if x.numel > 0 {
+            let xc = operand(x, ct), gc = operand(g, ct), wc = weight.map { operand($0, ct) }
+            func input<T: FloatElement>(_: T.Type) {
+                let s = UnsafePointer(sums.pointer(T.self))
+                batchNormGradientInputKernel(UnsafePointer(gc.pointer(T.self)), UnsafePointer(xc.pointer(T.self)), n: n, c: c, l: l,
+                                             weight: wc.map { UnsafePointer($0.pointer(T.self)) },
+                                             mean: UnsafePointer(mean.pointer(T.self)), invstd: UnsafePointer(invstd.pointer(T.self)),
+                                             sum: s, dotp: s + c, count: count, gradInput: gx.pointer(T.self))
+            }
+            if ct == .float32 { input(Float.self) } else { input(Double.self) }
+        }
+        return gx.to(x.dtype)
+    }
+}
+
+// MARK: - Kernels
 
 /// Channels per parallel chunk so each chunk holds about 32K elements.
 @inline(__always) private func channelGrain(_ perChannel: Int) -> Int {
@@ -17,7 +227,7 @@ import CTorchKernels
 /// Batch-norm forward over a contiguous (n, c, l) input. Training: writes the batch mean and
 /// invstd into `mean`/`invstd` and updates the running statistics (unbiased variance) when
 /// given. Evaluation: uses the running statistics. Then writes y = x · α + β.
-func batchNormForwardKernel<T: FloatElement>(
+private func batchNormForwardKernel<T: FloatElement>(
     _ x: UnsafePointer<T>, _ y: UnsafeMutablePointer<T>, n: Int, c: Int, l: Int,
     weight: UnsafePointer<T>?, bias: UnsafePointer<T>?,
     mean: UnsafeMutablePointer<T>, invstd: UnsafeMutablePointer<T>,
@@ -121,7 +331,7 @@ func batchNormForwardKernel<T: FloatElement>(
 /// Batch-norm backward over contiguous (n, c, l) gradOutput and input, given the mean and
 /// invstd the forward used. Training: the full gradient through the batch statistics;
 /// evaluation: gradOutput · invstd · w. Writes only the outputs that are non-nil.
-func batchNormBackwardKernel<T: FloatElement>(
+private func batchNormBackwardKernel<T: FloatElement>(
     _ g: UnsafePointer<T>, _ x: UnsafePointer<T>, n: Int, c: Int, l: Int,
     weight: UnsafePointer<T>?, mean: UnsafePointer<T>, invstd: UnsafePointer<T>, training: Bool,
     gradInput: UnsafeMutablePointer<T>?, gradWeight: UnsafeMutablePointer<T>?, gradBias: UnsafeMutablePointer<T>?
@@ -146,7 +356,7 @@ func batchNormBackwardKernel<T: FloatElement>(
 /// The reduction half of the batch-norm backward on its own (SyncBatchNorm sums these over the
 /// ranks before the input gradient): per channel Σ dy into `sum[j]` and Σ (x − mean) · dy into
 /// `dotp[j]`.
-func batchNormGradientSumsKernel<T: FloatElement>(
+private func batchNormGradientSumsKernel<T: FloatElement>(
     _ g: UnsafePointer<T>, _ x: UnsafePointer<T>, n: Int, c: Int, l: Int, mean: UnsafePointer<T>,
     sum: UnsafeMutablePointer<T>, dotp: UnsafeMutablePointer<T>
 ) {
@@ -158,7 +368,7 @@ func batchNormGradientSumsKernel<T: FloatElement>(
 /// The elementwise half of the training-mode batch-norm backward on its own: the input gradient
 /// from per-channel Σ dy (`sum`) and Σ (x − mean) · dy (`dotp`) taken over `count` values
 /// (SyncBatchNorm: over every rank's batch).
-func batchNormGradientInputKernel<T: FloatElement>(
+private func batchNormGradientInputKernel<T: FloatElement>(
     _ g: UnsafePointer<T>, _ x: UnsafePointer<T>, n: Int, c: Int, l: Int, weight: UnsafePointer<T>?,
     mean: UnsafePointer<T>, invstd: UnsafePointer<T>, sum: UnsafePointer<T>, dotp: UnsafePointer<T>, count: Int,
     gradInput: UnsafeMutablePointer<T>
@@ -262,7 +472,7 @@ func batchNormGradientInputKernel<T: FloatElement>(
 /// Per-channel count-weighted moments of a contiguous (n, c, l) input, in double whatever T is:
 /// the mean and M2 = Σ (x − mean)² (two passes). SyncBatchNorm merges these across ranks; the
 /// forward kernel's own statistics are rounded to T and so too coarse for that merge.
-func batchNormMomentsKernel<T: FloatElement>(
+private func batchNormMomentsKernel<T: FloatElement>(
     _ x: UnsafePointer<T>, n: Int, c: Int, l: Int, mean: UnsafeMutablePointer<Double>, m2: UnsafeMutablePointer<Double>
 ) {
     let count = n * l
@@ -311,7 +521,7 @@ func batchNormMomentsKernel<T: FloatElement>(
 
 /// Layer-norm forward over `m` contiguous rows of `n` elements: per row mean and 1/√(var + eps)
 /// (two passes in double), y = (x · rstd − mean · rstd) · γ + β.
-func layerNormForwardKernel<T: FloatElement>(
+private func layerNormForwardKernel<T: FloatElement>(
     _ x: UnsafePointer<T>, _ y: UnsafeMutablePointer<T>, m: Int, n: Int,
     gamma: UnsafePointer<T>?, beta: UnsafePointer<T>?,
     mean: UnsafeMutablePointer<T>, rstd: UnsafeMutablePointer<T>, eps: Double
@@ -344,7 +554,7 @@ func layerNormForwardKernel<T: FloatElement>(
 
 /// Layer-norm backward over `m` rows of `n`: dx (rows in parallel) with PyTorch's three
 /// coefficients, and dγ = Σ dy · x̂, dβ = Σ dy over rows.
-func layerNormBackwardKernel<T: FloatElement>(
+private func layerNormBackwardKernel<T: FloatElement>(
     _ g: UnsafePointer<T>, _ x: UnsafePointer<T>, m: Int, n: Int, gamma: UnsafePointer<T>?,
     mean: UnsafePointer<T>, rstd: UnsafePointer<T>,
     gradInput: UnsafeMutablePointer<T>?, gradWeight: UnsafeMutablePointer<T>?, gradBias: UnsafeMutablePointer<T>?

@@ -3,7 +3,8 @@ import CCUDAShim
 /// Fused row-wise ops on CUDA (the `fused` kernel family, `FusedKernelSource`): softmax and log-softmax with
 /// their backward passes, cross-entropy on class indices, LayerNorm, BatchNorm and the median/mode picks of
 /// sorted rows, each one or two launches. The ops (Softmax.swift, the losses, Normalization.swift,
-/// Sorting.swift) keep shapes, dtypes and autograd and call these from their one CUDA branch.
+/// Sorting.swift) keep shapes, dtypes and autograd and call these from the CUDA case of their one device switch;
+/// the CPU case calls the twins `CPUSoftmax`, `CPUClassLoss` and `CPUNormalization`.
 ///
 /// Statistics kept between forward and backward (log-sum-exp, mean, rstd, invstd, the total weight) are in the
 /// accumulator dtype: float32 for the half types and float32, float64 for float64.

@@ -5,15 +5,6 @@
 
 // MARK: - Fused ops with autograd
 
-/// A contiguous tensor of dtype `dt` with `t`'s values, without autograd (t itself when it
-/// already is one).
-func kernelOperand(_ t: Tensor, _ dt: DType) -> Tensor {
-    if t.dtype == dt && t.isContiguous { return t }
-    let out = Tensor(uninitializedShape: t.shape, dtype: dt)
-    copyKernel(from: t, into: out)
-    return out
-}
-
 /// PyTorch's `_check_dims_match_num_input_features` message.
 func batchNormFeatureMismatchMessage(_ name: String, expected: Int, actual: Int) -> String {
     "\(name) should contain \(expected) elements not \(actual)"
@@ -41,9 +32,7 @@ func nativeBatchNorm(_ input: Tensor, weight: Tensor?, bias: Tensor?, runningMea
                      training: Bool, momentum: Double, eps: Double) -> Tensor {
     precondition(input.dim >= 2, "batch_norm: expected an input of shape (N, C, *) with at least 2 dims, got a \(input.dim)-D input of shape \(shapeString(input.shape))")
     precondition(input.dtype.isFloatingPoint, "batch_norm: expected a floating point input, got \(input.dtype)")
-    let n = input.shape[0], c = input.shape[1]
-    let count = input.numel / Swift.max(c, 1)
-    let l = n == 0 ? 0 : count / n
+    let c = input.shape[1]
     func check(_ name: String, _ t: Tensor?) {
         if let t, t.numel != c { preconditionFailure(batchNormFeatureMismatchMessage(name, expected: c, actual: t.numel)) }
     }
@@ -58,52 +47,24 @@ func nativeBatchNorm(_ input: Tensor, weight: Tensor?, bias: Tensor?, runningMea
         if let bias { out = out + channelView(bias, rank: input.dim) }
         return out
     }
+    checkSameDevice(input, [weight, bias, runningMean, runningVar])
     let result: Tensor, mean: Tensor, invstd: Tensor
-    if _slowPath(input.isCuda) {
+    switch input.device {
+    case .cpu:
+        (result, mean, invstd) = CPUNormalization.batchNorm(input, weight: weight, bias: bias, runningMean: runningMean,
+                                                            runningVar: runningVar, training: training, momentum: momentum, eps: eps)
+    case .cuda:
         // One launch (`CUDAFused.batchNorm`) when the running statistics can be updated in place in the input's
         // dtype; otherwise (say float32 statistics for a float16 input) the composition of device ops.
-        let inPlace = [runningMean, runningVar].allSatisfy { s in
-            s.map { $0.dtype == input.dtype && $0.isContiguous && $0.device == input.device } ?? true
-        }
+        let inPlace = [runningMean, runningVar].allSatisfy { s in s.map { $0.dtype == input.dtype && $0.isContiguous } ?? true }
         guard inPlace else {
             return deviceBatchNorm(input, weight: weight, bias: bias, runningMean: runningMean, runningVar: runningVar,
                                    training: training, momentum: momentum, eps: eps)
         }
-        for t in [weight, bias] { if let t { precondition(t.device == input.device, sameDeviceMessage(t.device, input.device)) } }
         (result, mean, invstd) = CUDAFused.batchNorm(deviceOperand(input, input.dtype), weight: weight.map { deviceOperand($0, input.dtype) },
                                                      bias: bias.map { deviceOperand($0, input.dtype) }, runningMean: runningMean,
                                                      runningVar: runningVar, training: training, momentum: momentum, eps: eps)
         if training { runningMean?.storage.bumpVersion(); runningVar?.storage.bumpVersion() }
-    } else {
-        let ct = input.dtype.computeType
-        let x = kernelOperand(input, ct)
-        let w = weight.map { kernelOperand($0, ct) }, b = bias.map { kernelOperand($0, ct) }
-        let rm = runningMean.map { kernelOperand($0, ct) }, rv = runningVar.map { kernelOperand($0, ct) }
-        let out = Tensor(uninitializedShape: input.shape, dtype: ct)
-        mean = Tensor(uninitializedShape: [c], dtype: ct); invstd = Tensor(uninitializedShape: [c], dtype: ct)
-        func run<T: FloatElement>(_: T.Type) {
-            batchNormForwardKernel(UnsafePointer(x.pointer(T.self)), out.pointer(T.self), n: n, c: c, l: l,
-                                   weight: w.map { UnsafePointer($0.pointer(T.self)) },
-                                   bias: b.map { UnsafePointer($0.pointer(T.self)) },
-                                   mean: mean.pointer(T.self), invstd: invstd.pointer(T.self),
-                                   runningMean: rm?.pointer(T.self), runningVar: rv?.pointer(T.self),
-                                   training: training, momentum: momentum, eps: eps)
-        }
-        switch ct {
-        case .float32: run(Float.self)
-        case .float64: run(Double.self)
-        default: preconditionFailure("batch_norm: unsupported dtype \(ct)")
-        }
-        if training {
-            func writeBack(_ stat: Tensor?, _ work: Tensor?) {
-                guard let stat, let work else { return }
-                if stat !== work { copyKernel(from: work, into: stat) }
-                stat.storage.bumpVersion()
-            }
-            writeBack(runningMean, rm)
-            writeBack(runningVar, rv)
-        }
-        result = ct == input.dtype ? out : out.to(input.dtype)
     }
     recordNormalization("NativeBatchNormBackward0", result, input: input, weight: weight, bias: bias,
                         saved: { // PyTorch's saved batch statistics are empty outside training.
@@ -193,28 +154,14 @@ private func batchNormBackward(_ g: Tensor, _ x: Tensor, _ weight: Tensor?, mean
         if let w { dx = dx * w }
         return (needs.0 ? dx : nil, needs.1 ? (g * xhat).sum(dim: dims) : nil, needs.2 ? g.sum(dim: dims) : nil)
     }
-    if _slowPath(x.isCuda) {
+    checkSameDevice(g, x)
+    switch x.device {
+    case .cpu:
+        return CPUNormalization.batchNormBackward(g, x, weight: weight, mean: mean, invstd: invstd, training: training, needs: needs)
+    case .cuda:
         let r = CUDAFused.batchNormBackward(g, x, weight: weight, mean: mean, invstd: invstd, training: training, needs: needs)
         return (r.0, r.1.map { $0.to(weight!.dtype) }, r.2.map { $0.to(weight?.dtype ?? x.dtype) })
     }
-    let ct = x.dtype.computeType
-    let xc = kernelOperand(x, ct), gc = kernelOperand(g, ct), wc = weight.map { kernelOperand($0, ct) }
-    let n = x.shape[0], c = x.shape[1], l = x.numel / Swift.max(n * c, 1)
-    let gx = needs.0 ? Tensor(uninitializedShape: x.shape, dtype: ct) : nil
-    let gw = needs.1 ? Tensor(uninitializedShape: [c], dtype: ct) : nil
-    let gb = needs.2 ? Tensor(uninitializedShape: [c], dtype: ct) : nil
-    func run<T: FloatElement>(_: T.Type) {
-        batchNormBackwardKernel(UnsafePointer(gc.pointer(T.self)), UnsafePointer(xc.pointer(T.self)), n: n, c: c, l: l,
-                                weight: wc.map { UnsafePointer($0.pointer(T.self)) },
-                                mean: UnsafePointer(mean.pointer(T.self)), invstd: UnsafePointer(invstd.pointer(T.self)),
-                                training: training, gradInput: gx?.pointer(T.self),
-                                gradWeight: gw?.pointer(T.self), gradBias: gb?.pointer(T.self))
-    }
-    switch ct {
-    case .float32: run(Float.self)
-    default: run(Double.self)
-    }
-    return (gx.map { $0.to(x.dtype) }, gw.map { $0.to(weight!.dtype) }, gb.map { $0.to(weight?.dtype ?? x.dtype) })
 }
 
 /// The input gradient of normalising over `dims` (mean and biased variance recomputed from x
@@ -249,33 +196,16 @@ func nativeLayerNorm(_ input: Tensor, _ normalizedShape: [Int], weight: Tensor?,
     if let msg = layerNormShapeMessage(input.shape, normalizedShape) { preconditionFailure(msg) }
     precondition(input.dtype.isFloatingPoint, "layer_norm: expected a floating point input, got \(input.dtype)")
     let n = shapeNumel(normalizedShape), m = n == 0 ? 0 : input.numel / n
+    checkSameDevice(input, [weight, bias])
     let result: Tensor, mean: Tensor, rstd: Tensor
-    if _slowPath(input.isCuda) {
+    switch input.device {
+    case .cpu:
+        (result, mean, rstd) = CPUNormalization.layerNorm(input, rows: m, length: n, weight: weight, bias: bias, eps: eps)
+    case .cuda:
         // One launch forward (`CUDAFused.layerNorm`), two backward (dx by rows, dγ/dβ by columns).
-        for t in [weight, bias] { if let t { precondition(t.device == input.device, sameDeviceMessage(t.device, input.device)) } }
         (result, mean, rstd) = CUDAFused.layerNorm(deviceOperand(input, input.dtype), rows: m, length: n,
                                                    weight: weight.map { deviceOperand($0, input.dtype) },
                                                    bias: bias.map { deviceOperand($0, input.dtype) }, eps: eps)
-    } else {
-        let ct = input.dtype.computeType
-        let x = kernelOperand(input, ct)
-        let w = weight.map { kernelOperand($0, ct) }, b = bias.map { kernelOperand($0, ct) }
-        let out = Tensor(uninitializedShape: input.shape, dtype: ct)
-        mean = Tensor(uninitializedShape: [m], dtype: ct); rstd = Tensor(uninitializedShape: [m], dtype: ct)
-        func run<T: FloatElement>(_: T.Type) {
-            layerNormForwardKernel(UnsafePointer(x.pointer(T.self)), out.pointer(T.self), m: m, n: n,
-                                   gamma: w.map { UnsafePointer($0.pointer(T.self)) },
-                                   beta: b.map { UnsafePointer($0.pointer(T.self)) },
-                                   mean: mean.pointer(T.self), rstd: rstd.pointer(T.self), eps: eps)
-        }
-        if m > 0 && n > 0 {
-            switch ct {
-            case .float32: run(Float.self)
-            case .float64: run(Double.self)
-            default: preconditionFailure("layer_norm: unsupported dtype \(ct)")
-            }
-        }
-        result = ct == input.dtype ? out : out.to(input.dtype)
     }
     let hasB = bias != nil
     recordNormalization("NativeLayerNormBackward0", result, input: input, weight: weight, bias: bias,
@@ -301,37 +231,20 @@ private func layerNormBackward(_ g: Tensor, _ x: Tensor, _ weight: Tensor?, hasB
         func reduceLead(_ t: Tensor) -> Tensor { lead.isEmpty ? t : t.sum(dim: lead) }
         return (needs.0 ? dx : nil, needs.1 ? reduceLead(g * xhat) : nil, needs.2 ? reduceLead(g) : nil)
     }
-    if _slowPath(x.isCuda) {
-        let n = shapeNumel(Array(x.shape.suffix(normalizedRank))), m = n == 0 ? 0 : x.numel / n
+    let paramShape = Array(x.shape.suffix(normalizedRank))
+    let n = shapeNumel(paramShape), m = n == 0 ? 0 : x.numel / n
+    checkSameDevice(g, x)
+    switch x.device {
+    case .cpu:
+        return CPUNormalization.layerNormBackward(g, x, rows: m, length: n, weight: weight, mean: mean, rstd: rstd,
+                                                  paramShape: paramShape, needs: needs)
+    case .cuda:
         let r = CUDAFused.layerNormBackward(g, deviceOperand(x, x.dtype), rows: m, length: n,
                                             weight: weight.map { deviceOperand($0, x.dtype) }, mean: mean, rstd: rstd,
-                                            paramShape: Array(x.shape.suffix(normalizedRank)), needs: needs)
+                                            paramShape: paramShape, needs: needs)
         let pType = weight?.dtype ?? x.dtype
         return (r.0, r.1.map { $0.to(pType) }, r.2.map { $0.to(pType) })
     }
-    let ct = x.dtype.computeType
-    let xc = kernelOperand(x, ct), gc = kernelOperand(g, ct), wc = weight.map { kernelOperand($0, ct) }
-    let n = shapeNumel(Array(x.shape.suffix(normalizedRank))), m = n == 0 ? 0 : x.numel / n
-    let paramShape = Array(x.shape.suffix(normalizedRank))
-    let gx = needs.0 ? Tensor(uninitializedShape: x.shape, dtype: ct) : nil
-    let gw = needs.1 ? Tensor(uninitializedShape: paramShape, dtype: ct) : nil
-    let gb = needs.2 ? Tensor(uninitializedShape: paramShape, dtype: ct) : nil
-    func run<T: FloatElement>(_: T.Type) {
-        layerNormBackwardKernel(UnsafePointer(gc.pointer(T.self)), UnsafePointer(xc.pointer(T.self)), m: m, n: n,
-                                gamma: wc.map { UnsafePointer($0.pointer(T.self)) },
-                                mean: UnsafePointer(mean.pointer(T.self)), rstd: UnsafePointer(rstd.pointer(T.self)),
-                                gradInput: gx?.pointer(T.self), gradWeight: gw?.pointer(T.self), gradBias: gb?.pointer(T.self))
-    }
-    if m > 0 && n > 0 {
-        switch ct {
-        case .float32: run(Float.self)
-        default: run(Double.self)
-        }
-    } else {
-        for t in [gx, gw, gb] { _ = t?.zero_() }
-    }
-    let pType = weight?.dtype ?? x.dtype
-    return (gx.map { $0.to(x.dtype) }, gw.map { $0.to(pType) }, gb.map { $0.to(pType) })
 }
 
 // MARK: - Functional
@@ -461,21 +374,10 @@ extension nn {
         }
 
         /// `num_batches_tracked += 1` in place; returns the new count.
+        /// The count stays on the tensor's device (no wait per step on a GPU) unless `momentum: nil` needs its value.
         private func incrementCounter(_ t: Tensor) -> Int64 {
-            if t.isCuda {
-                // On a GPU the count stays there (no wait per step) unless `momentum: nil` needs its value.
-                torch.noGrad { _ = t.add_(Tensor.wrappedNumber(1)) }
-                return momentum == nil ? Int64(t.item()) : 0
-            }
-            if t.dtype == .int64 && t.numel == 1 {
-                let p = t.pointer(Int64.self)
-                p[0] += 1
-                t.storage.bumpVersion()
-                return p[0]
-            }
-            let v = t.item() + 1
-            torch.noGrad { _ = t.fill_(v) }
-            return Int64(v)
+            torch.noGrad { _ = t.add_(Tensor.wrappedNumber(1)) }
+            return momentum == nil ? Int64(t.item()) : 0
         }
 
         public override func extraRepr() -> String {
