@@ -47,10 +47,11 @@ extension nn.functional {
                                                   reduction: reduction, labelSmoothing: labelSmoothing)
         }
         let geo = checkedClassLossGeometry(input, target, weight)
-        if _slowPath(input.isCuda) {
-            return deviceCrossEntropyOp(input, target, weight: weight, ignoreIndex: ignoreIndex, reduction: reduction, geometry: geo)
+        checkSameDevice(input, [target, weight])
+        switch input.device {
+        case .cpu: return fusedCrossEntropyOp(input, target, weight: weight, ignoreIndex: ignoreIndex, reduction: reduction, geometry: geo)
+        case .cuda: return deviceCrossEntropyOp(input, target, weight: weight, ignoreIndex: ignoreIndex, reduction: reduction, geometry: geo)
         }
-        return fusedCrossEntropyOp(input, target, weight: weight, ignoreIndex: ignoreIndex, reduction: reduction, geometry: geo)
     }
 
     /// Negative log-likelihood of log-probabilities `input` at class indices `target`
@@ -65,10 +66,11 @@ extension nn.functional {
         let geo = checkedClassLossGeometry(input, target, weight)
         precondition(input.dtype.isFloatingPoint, lossDTypeMessage(op: "nll_loss_out_frame", input.dtype))
         if let weight { precondition(weight.dtype == input.dtype, weightDTypeMessage(input: input.dtype, weight: weight.dtype)) }
-        if _slowPath(input.isCuda) {
-            return deviceClassLoss(input, target, weight: weight, ignoreIndex: ignoreIndex, reduction: reduction)
+        checkSameDevice(input, [target, weight])
+        switch input.device {
+        case .cpu: return nllLossOp(input, target, weight: weight, ignoreIndex: ignoreIndex, reduction: reduction, geometry: geo)
+        case .cuda: return deviceClassLoss(input, target, weight: weight, ignoreIndex: ignoreIndex, reduction: reduction)
         }
-        return nllLossOp(input, target, weight: weight, ignoreIndex: ignoreIndex, reduction: reduction, geometry: geo)
     }
 
     /// PyTorch's `cross_entropy_loss_prob_target`.
@@ -199,7 +201,6 @@ extension nn {
 /// picks each target's log-probability), so autograd differentiates it like any composition. CrossEntropy on
 /// class indices does not come here: it has its fused kernels (`deviceCrossEntropyOp`).
 func deviceClassLoss(_ logp: Tensor, _ target: Tensor, weight: Tensor?, ignoreIndex: Int, reduction: nn.Reduction) -> Tensor {
-    precondition(target.device == logp.device, sameDeviceMessage(target.device, logp.device))
     let classDim = logp.dim == 1 ? 0 : 1
     let classes = logp.size(classDim)
     var viewShape = [Int](repeating: 1, count: logp.dim)

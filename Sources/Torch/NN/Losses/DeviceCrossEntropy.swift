@@ -1,12 +1,11 @@
-/// CrossEntropy with class-index targets on a GPU: log-softmax and NLL fused into one node named like PyTorch's
-/// NLL node, like the CPU's `fusedCrossEntropyOp`. Forward: per-row losses and one reducing block
-/// (`CUDAFused.crossEntropy`, two launches); backward: `k · (softmax − one-hot)` in one launch, recomputed from
-/// the logits and the saved per-row log-sum-exp. The total weight stays on the device, so nothing waits for
-/// the GPU. Under `createGraph` the backward is composed from differentiable device ops.
+/// CrossEntropy with class-index targets on a GPU (`F.crossEntropy` checked the devices): log-softmax and NLL
+/// fused into one node named like PyTorch's NLL node, like the CPU's `fusedCrossEntropyOp`. Forward: per-row
+/// losses and one reducing block (`CUDAFused.crossEntropy`, two launches); backward: `k · (softmax − one-hot)` in
+/// one launch, recomputed from the logits and the saved per-row log-sum-exp. The total weight stays on the
+/// device, so nothing waits for the GPU. Under `createGraph` the backward is composed from differentiable device
+/// ops.
 func deviceCrossEntropyOp(_ input: Tensor, _ target: Tensor, weight: Tensor?, ignoreIndex: Int,
                           reduction: nn.Reduction, geometry geo: ClassLossGeometry) -> Tensor {
-    precondition(target.device == input.device, sameDeviceMessage(target.device, input.device))
-    if let weight { precondition(weight.device == input.device, sameDeviceMessage(weight.device, input.device)) }
     let x = input.contiguous()
     let t = torch.noGrad { (target.dtype == .int64 ? target : target.to(.int64)).contiguous() }
     let w = weight.map { v in torch.noGrad { v.reshape(-1).contiguous() } }
