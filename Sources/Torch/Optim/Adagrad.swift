@@ -24,37 +24,14 @@ extension optim {
         }
 
         public override func step() {
-            forEachParameter { group, p, g, st, fused in
+            forEachParameter { group, p, g, st, updates in
                 let lr = group.lr, lrDecay = group.double("lr_decay"), eps = group.double("eps")
                 let wd = group.double("weight_decay"), maximize = group.bool("maximize")
                 let step = st.incrementStep()
                 let sum = st.buffer("sum") { torch.fullLike(p, initialAccumulator) }
                 let clr = lr / (1 + (step - 1) * lrDecay)
-                if p.isCuda {
-                    if CUDAOptimizer.canFuse([p, g, sum]) {
-                        fused.append(.adagrad, tensors: [p, g, sum], flags: OptimizerKernelFlags(maximize: maximize, weightDecay: wd),
-                                     scalars: [eps, wd], tensorScalars: [clr])
-                        return
-                    }
-                    let grad = deviceGradient(g, p, maximize: maximize, weightDecay: wd)
-                    sum.add_(grad * grad)
-                    p.add_(grad / (sum.sqrt() + eps) * -clr)
-                    return
-                }
-                func kernel<T: FloatElement>(_: T.Type) {
-                    let pp = p.pointer(T.self), gp = g.pointer(T.self), s = sum.pointer(T.self)
-                    let teps = T(eps), twd = T(wd), tclr = T(clr)
-                    fusedUpdate(p.numel) { r in
-                        for i in r {
-                            var grad = maximize ? -gp[i] : gp[i]
-                            if wd != 0 { grad = grad + pp[i] * twd }
-                            s[i] = s[i] + grad * grad
-                            let std = s[i].squareRoot() + teps
-                            pp[i] = pp[i] + (grad / std) * -tclr
-                        }
-                    }
-                }
-                if p.dtype == .float32 { kernel(Float.self) } else { kernel(Double.self) }
+                updates.append(.adagrad, tensors: [p, g, sum], flags: OptimizerKernelFlags(maximize: maximize, weightDecay: wd),
+                               scalars: [eps, wd], tensorScalars: [clr])
             }
         }
     }

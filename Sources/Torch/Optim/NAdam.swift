@@ -17,7 +17,7 @@ extension optim {
         }
 
         public override func step() {
-            forEachParameter { group, p, g, st, fused in
+            forEachParameter { group, p, g, st, updates in
                 let lr = group.lr, (beta1, beta2) = group.pair("betas"), eps = group.double("eps")
                 let wd = group.double("weight_decay"), psi = group.double("momentum_decay")
                 let decoupled = group.bool("decoupled_weight_decay"), maximize = group.bool("maximize")
@@ -32,38 +32,9 @@ extension optim {
                 fillKernel(muProductT, muProduct)
                 let c1 = -lr * (1 - mu) / (1 - muProduct)
                 let c2 = -lr * muNext / (1 - muProduct * muNext)
-                if p.isCuda {
-                    if CUDAOptimizer.canFuse([p, g, expAvg, expAvgSq]) {
-                        fused.append(.nadam, tensors: [p, g, expAvg, expAvgSq],
-                                     flags: OptimizerKernelFlags(maximize: maximize, weightDecay: wd, decoupled: decoupled),
-                                     scalars: [1 - beta1, beta2, 1 - beta2, eps, wd, 1 - lr * wd], tensorScalars: [bc2, c1, c2])
-                        return
-                    }
-                    var grad = maximize ? -g : g
-                    if wd != 0 { if decoupled { p.mul_(1 - lr * wd) } else { grad = grad + p * wd } }
-                    expAvg.add_((grad - expAvg) * (1 - beta1))
-                    expAvgSq.mul_(beta2).add_(grad * grad * (1 - beta2))
-                    let denom = (expAvgSq / bc2).sqrt() + eps
-                    p.add_(grad / denom * c1).add_(expAvg / denom * c2)
-                    return
-                }
-                func kernel<T: FloatElement>(_: T.Type) {
-                    let pp = p.pointer(T.self), gp = g.pointer(T.self), m = expAvg.pointer(T.self), v = expAvgSq.pointer(T.self)
-                    let w1 = T(1 - beta1), tb2 = T(beta2), w2 = T(1 - beta2), teps = T(eps), twd = T(wd)
-                    let decay = T(1 - lr * wd), tbc2 = T(bc2), tc1 = T(c1), tc2 = T(c2)
-                    fusedUpdate(p.numel) { r in
-                        for i in r {
-                            var grad = maximize ? -gp[i] : gp[i]
-                            if wd != 0 { if decoupled { pp[i] = pp[i] * decay } else { grad = grad + pp[i] * twd } }
-                            m[i] = lerp(m[i], grad, w1)
-                            v[i] = v[i] * tb2 + grad * grad * w2
-                            let denom = (v[i] / tbc2).squareRoot() + teps
-                            pp[i] = pp[i] + (grad / denom) * tc1
-                            pp[i] = pp[i] + (m[i] / denom) * tc2
-                        }
-                    }
-                }
-                if p.dtype == .float32 { kernel(Float.self) } else { kernel(Double.self) }
+                updates.append(.nadam, tensors: [p, g, expAvg, expAvgSq],
+                               flags: OptimizerKernelFlags(maximize: maximize, weightDecay: wd, decoupled: decoupled),
+                               scalars: [1 - beta1, beta2, 1 - beta2, eps, wd, 1 - lr * wd], tensorScalars: [bc2, c1, c2])
             }
         }
     }

@@ -148,13 +148,17 @@ extension optim {
             return loss
         }
 
-        /// Runs `update(group, param, grad, state, fused)` for each parameter with a gradient, without autograd,
-        /// then bumps the parameter's version. Contiguous CUDA parameters go into `fused` (`CUDAOptimizer.Batch`)
-        /// instead of updating one by one; its multi-tensor launches run once every parameter was visited.
-        func forEachParameter(_ update: (ParamGroup, Tensor, Tensor, ParamState, inout CUDAOptimizer.Batch) -> Void) {
+        /// Runs `update(group, param, grad, state, updates)` for each parameter with a gradient, without autograd,
+        /// then bumps the parameter's version. `update` states the parameter's update once, for either device, in
+        /// `updates` (`OptimizerUpdates`), whose CUDA part launches after the last parameter.
+        ///
+        /// The update kernels walk the parameter, its gradient and its state in memory order, so a non-contiguous
+        /// parameter (a transposed view made a Parameter) updates through a contiguous copy (its state buffers are
+        /// made like that copy), written back once the updates ran; on both devices alike.
+        func forEachParameter(_ update: (ParamGroup, Tensor, Tensor, ParamState, inout OptimizerUpdates) -> Void) {
             if CUDAGraphCapture.isUnderway { checkGraphCapture() }
-            var fused = CUDAOptimizer.Batch()
-            defer { fused.launch() }
+            var updates = OptimizerUpdates()
+            var writeBacks: [(param: Tensor, dense: Tensor)] = []
             torch.noGrad {
                 for group in paramGroups {
                     for p in group.params {
@@ -162,19 +166,18 @@ extension optim {
                         precondition(p.dtype.isFloatingPoint && (p.dtype == .float32 || p.dtype == .float64),
                                      "\(type(of: self)): parameters must be float32 or float64 (got \(p.dtype))")
                         let grad = g.to(p.dtype).contiguous()
-                        if p.isCuda || p.isContiguous {
-                            update(group, p, grad, state(for: p), &fused)
+                        if p.isContiguous {
+                            update(group, p, grad, state(for: p), &updates)
                         } else {
-                            // The CPU updates walk a parameter's memory in order, the gradient and the state
-                            // buffers in logical order: a non-contiguous parameter (a transposed view made a
-                            // Parameter) updates through a contiguous copy written back.
                             let dense = p.contiguous()
-                            update(group, dense, grad, state(for: p), &fused)
-                            p.copy_(dense)
+                            update(group, dense, grad, state(for: p), &updates)
+                            writeBacks.append((p, dense))
                         }
                         p.storage.bumpVersion()
                     }
                 }
+                updates.launch()
+                for (p, dense) in writeBacks { p.copy_(dense) }
             }
         }
 
@@ -186,7 +189,7 @@ extension optim {
 
         /// Refuses a capture of this optimizer's step on a CUDA device when it is not capturable.
         @inline(never) private func checkGraphCapture() {
-            guard !isGraphCapturable, paramGroups.contains(where: { $0.params.contains { $0.isCuda && $0.grad != nil } })
+            guard !isGraphCapturable, paramGroups.contains(where: { $0.params.contains { $0.device != .cpu && $0.grad != nil } })
             else { return }
             CUDAGraphCapture.refuse("Attempting CUDA graph capture of step() for an instance of \(type(of: self)) but "
                 + "param_groups' capturable is False (its step count and bias corrections are host values a graph "
@@ -273,20 +276,56 @@ extension optim {
     }
 }
 
-/// Runs `body(range)` over `0..<n` in parallel chunks (the per-element optimizer updates).
-@inline(__always)
-func fusedUpdate(_ n: Int, _ body: (Range<Int>) -> Void) {
-    parallelFor(n, grain: elementwiseGrain) { lo, hi in body(lo..<hi) }
-}
+/// The updates of one optimizer step, each stated once as the optimizer kernels take it (`OptimizerKernelOp`
+/// documents each op's buffers, scalars and flags): the one place where the optimizer family picks a device.
+/// A CPU parameter updates at once (`CPUOptimizer`); CUDA parameters wait in a `CUDAOptimizer.Batch` for their
+/// multi-tensor launches, which `launch()` runs.
+struct OptimizerUpdates {
+    private var cuda = CUDAOptimizer.Batch()
 
-/// Pointer to a contiguous float tensor's elements as `T`.
-@inline(__always) func mutablePointer<T>(_ t: Tensor, _: T.Type) -> UnsafeMutablePointer<T> { t.pointer(T.self) }
+    /// Adds one update of `tensors[0]` by `op`: `tensors` are the parameter, its gradient and the state buffers in
+    /// `op`'s order (nil = absent, at most 5), all on one device, contiguous, of one dtype and size; `flags` and
+    /// `scalars` (at most 8) are the group's; `tensorFlags` and `tensorScalars` (at most 3) this parameter's own.
+    mutating func append(_ op: OptimizerKernelOp, tensors: [Tensor?], flags: OptimizerKernelFlags, scalars: [Double],
+                         tensorFlags: OptimizerKernelFlags = [], tensorScalars: [Double] = []) {
+        guard let p = tensors[0] else { preconditionFailure("optimizer update \(op.name): no parameter") }
+        for case let t? in tensors {
+            checkSameDevice(p, t)
+            precondition(t.dtype == p.dtype && t.isContiguous && t.numel == p.numel,
+                         "optimizer update \(op.name): the parameter, its gradient and its state must be contiguous "
+                             + "tensors of one dtype and size (got \(t.dtype) \(shapeString(t.shape)) for a \(p.dtype) "
+                             + "parameter of \(shapeString(p.shape)))")
+        }
+        switch p.device {
+        case .cpu:
+            CPUOptimizer.update(op, tensors, flags: flags.union(tensorFlags), f: scalars, s: tensorScalars)
+        case .cuda:
+            cuda.append(op, tensors: tensors, flags: flags, scalars: scalars, tensorFlags: tensorFlags, tensorScalars: tensorScalars)
+        }
+    }
 
-/// The gradient a GPU update uses: negated when maximizing, plus `weightDecay · p` (PyTorch's coupled decay).
-/// The optimizers' CUDA paths compose their updates from device ops on it for the parameters that cannot go
-/// through the multi-tensor kernels (`CUDAOptimizer.canFuse`).
-func deviceGradient(_ g: Tensor, _ p: Tensor, maximize: Bool, weightDecay: Double) -> Tensor {
-    var grad = maximize ? -g : g
-    if weightDecay != 0 { grad = grad + p * weightDecay }
-    return grad
+    /// Adds one SGD update of `p` (see `OptimizerKernelOp.sgd`); `buffer` is the momentum buffer when
+    /// momentum ≠ 0, and `firstStep` says it takes the gradient as it is.
+    mutating func sgd(p: Tensor, grad: Tensor, buffer: Tensor?, lr: Double, momentum: Double, dampening: Double,
+                      weightDecay: Double, nesterov: Bool, maximize: Bool, firstStep: Bool) {
+        var flags = OptimizerKernelFlags(maximize: maximize, weightDecay: weightDecay)
+        if nesterov { flags.insert(.nesterov) }
+        if buffer != nil { flags.insert(.momentum) }
+        append(.sgd, tensors: [p, grad, buffer], flags: flags, scalars: [lr, momentum, dampening, weightDecay],
+               tensorFlags: firstStep ? .firstStep : [])
+    }
+
+    /// Adds one Adam/AdamW update of `p` (see `OptimizerKernelOp.adam`); `stepSize` and `bc2Sqrt` follow
+    /// `p`'s own step count.
+    mutating func adam(p: Tensor, grad: Tensor, expAvg: Tensor, expAvgSq: Tensor, maxExpAvgSq: Tensor?,
+                       stepSize: Double, beta1: Double, beta2: Double, eps: Double, weightDecay: Double,
+                       bc2Sqrt: Double, lr: Double, maximize: Bool, decoupled: Bool) {
+        var flags = OptimizerKernelFlags(maximize: maximize, weightDecay: weightDecay, decoupled: decoupled)
+        if maxExpAvgSq != nil { flags.insert(.amsgrad) }
+        append(.adam, tensors: [p, grad, expAvg, expAvgSq, maxExpAvgSq], flags: flags,
+               scalars: [0, beta1, beta2, eps, weightDecay, 0, 1 - lr * weightDecay], tensorScalars: [stepSize, bc2Sqrt])
+    }
+
+    /// Runs the CUDA updates waiting (the CPU ones ran when added).
+    mutating func launch() { cuda.launch() }
 }

@@ -1,7 +1,7 @@
 extension optim {
     /// Stochastic gradient descent with optional momentum, dampening, Nesterov momentum, weight decay
-    /// and maximisation — PyTorch's update, one fused pass per parameter on the CPU and multi-tensor launches
-    /// (up to `CUDAOptimizer.tensorsPerLaunch` parameters each) on CUDA.
+    /// and maximisation — PyTorch's update (`OptimizerKernelOp.sgd`), one fused pass per parameter on the CPU
+    /// and multi-tensor launches (up to `CUDAOptimizer.tensorsPerLaunch` parameters each) on CUDA.
     ///
     /// ```swift
     /// let opt = optim.SGD(model.parameters(), lr: 0.01, momentum: 0.5)
@@ -34,10 +34,9 @@ extension optim {
         override var isGraphCapturable: Bool { true }
 
         public override func step() {
-            forEachParameter { group, p, g, st, fused in
+            forEachParameter { group, p, g, st, updates in
                 let lr = group.lr, momentum = group.double("momentum"), dampening = group.double("dampening")
                 let wd = group.double("weight_decay"), nesterov = group.bool("nesterov"), maximize = group.bool("maximize")
-                let n = p.numel
                 var buf: Tensor? = nil
                 var firstStep = false
                 if momentum != 0 {
@@ -45,65 +44,15 @@ extension optim {
                         buf = Tensor(uninitializedShape: p.shape, dtype: p.dtype, device: p.device)
                         st["momentum_buffer"] = .tensor(buf!)
                         firstStep = true
-                        if p.isCuda && CUDAGraphCapture.isUnderway {
+                        if CUDAGraphCapture.isUnderway && p.device != .cpu {
                             // A graph would replay the first step's "buffer = gradient" every time.
                             CUDAGraphCapture.refuse("SGD.step: the momentum buffers are made at the first step; run "
                                 + "step() once before capturing it in a CUDA graph")
                         }
                     }
                 }
-                if p.isCuda {
-                    if CUDAOptimizer.canFuse([p, g, buf]) {
-                        fused.sgd(p: p, grad: g, buffer: buf, lr: lr, momentum: momentum, dampening: dampening,
-                                          weightDecay: wd, nesterov: nesterov, maximize: maximize, firstStep: firstStep)
-                        return
-                    }
-                    // Non-contiguous or half-precision tensors: the same arithmetic as device ops.
-                    var d = maximize ? -g : g
-                    if wd != 0 { d = d + p * wd }
-                    if let buf {
-                        if firstStep { buf.copy_(d) } else { buf.mul_(momentum).add_(d * (1 - dampening)) }
-                        d = nesterov ? d + buf * momentum : buf
-                    }
-                    p.add_(d * -lr)
-                    return
-                }
-                func kernel<T: FloatElement>(_: T.Type) {
-                    let pp = p.pointer(T.self), gp = g.pointer(T.self)
-                    let bp = buf?.pointer(T.self)
-                    let tlr = T(lr), tm = T(momentum), td = T(1 - dampening), twd = T(wd)
-                    let plain = !maximize && wd == 0 && !nesterov
-                    if plain, let bp, !firstStep {
-                        // The common case as a branch-free loop the compiler vectorises (same arithmetic as below).
-                        fusedUpdate(n) { r in
-                            for i in r {
-                                let b = bp[i] * tm + gp[i] * td
-                                bp[i] = b
-                                pp[i] = pp[i] + b * -tlr
-                            }
-                        }
-                        return
-                    }
-                    if plain && bp == nil {
-                        fusedUpdate(n) { r in
-                            for i in r { pp[i] = pp[i] + gp[i] * -tlr }
-                        }
-                        return
-                    }
-                    fusedUpdate(n) { r in
-                        for i in r {
-                            var d = maximize ? -gp[i] : gp[i]
-                            if wd != 0 { d = d + pp[i] * twd }
-                            if let bp {
-                                let b = firstStep ? d : bp[i] * tm + d * td
-                                bp[i] = b
-                                d = nesterov ? d + b * tm : b
-                            }
-                            pp[i] = pp[i] + d * -tlr
-                        }
-                    }
-                }
-                if p.dtype == .float32 { kernel(Float.self) } else { kernel(Double.self) }
+                updates.sgd(p: p, grad: g, buffer: buf, lr: lr, momentum: momentum, dampening: dampening, weightDecay: wd,
+                            nesterov: nesterov, maximize: maximize, firstStep: firstStep)
             }
         }
     }

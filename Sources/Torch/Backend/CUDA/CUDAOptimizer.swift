@@ -1,25 +1,16 @@
 import CCUDAShim
 
-/// Fused multi-tensor optimizer updates on CUDA (the `optimizer` kernel family, `OptimizerKernelSource`), like
-/// PyTorch's `fused`/`foreach` paths: an optimizer's `step()` collects its contiguous CUDA parameters in a
-/// `Batch` (`canFuse`), and `Batch.launch()` updates up to `STCU_OPT_TENSORS` of them per launch. Parameters
-/// share a launch when they share the device, dtype, kernel and the group's options; each keeps its own
-/// scalars and flags (whatever follows its own step count, SGD's first step, RAdam's rectification). Tensors
-/// that cannot fuse (non-contiguous) stay with the optimizers' composed elementwise form.
+/// Fused multi-tensor optimizer updates on CUDA (the `optimizer` kernel family, `OptimizerKernelSource`; twin of
+/// `CPUOptimizer`), like PyTorch's `fused`/`foreach` paths: `OptimizerUpdates` (Optim/Optimizer.swift) collects an
+/// optimizer step's CUDA parameters in a `Batch`, and `Batch.launch()` updates up to `STCU_OPT_TENSORS` of them per
+/// launch. Parameters share a launch when they share the device, dtype, kernel and the group's options; each keeps
+/// its own scalars and flags (whatever follows its own step count, SGD's first step, RAdam's rectification). Every
+/// tensor is contiguous: `forEachParameter` updates a non-contiguous parameter through a contiguous copy.
 ///
 /// Everything a launch needs, the tensors' addresses included, goes in its by-value `stcu_opt_args`: no table
 /// is copied to the device, so a CUDA graph can capture the launches (`CUDAGraphCapture` refuses
 /// host-to-device copies).
 enum CUDAOptimizer {
-    /// Whether `tensors` (parameter, gradient, state) can go through a fused launch.
-    static func canFuse(_ tensors: [Tensor?]) -> Bool {
-        guard let first = tensors.first, let p = first, p.isCuda, OptimizerKernelSource.supports(p.dtype) else { return false }
-        return tensors.allSatisfy { t in
-            guard let t else { return true }
-            return t.device == p.device && t.dtype == p.dtype && t.isContiguous && t.numel == p.numel
-        }
-    }
-
     /// The most tensors one launch updates.
     static let tensorsPerLaunch = Int(STCU_OPT_TENSORS)
 
@@ -42,7 +33,7 @@ enum CUDAOptimizer {
     }
 
     /// The fusable parameters of one optimizer step, waiting for their multi-tensor launches. Append each
-    /// parameter (`append`, or `sgd` and `adam`), then `launch()` once; the tensors stay alive until then.
+    /// parameter (`append`), then `launch()` once; the tensors stay alive until then.
     struct Batch {
         private var keys: [LaunchKey] = []
         private var members: [LaunchKey: [Member]] = [:]
@@ -53,7 +44,7 @@ enum CUDAOptimizer {
         /// Adds one update of `tensors[0]` by kernel `op`: `tensors` are the parameter, its gradient and the state
         /// buffers in the order `op`'s documentation gives (nil = absent, at most 5 in all); `flags` and `scalars`
         /// (at most 8) are the group's, shared by a launch; `tensorFlags` and `tensorScalars` (at most 3) this
-        /// parameter's own. Every tensor must pass `canFuse`.
+        /// parameter's own. Every tensor is contiguous, on the parameter's device, of its dtype and size.
         mutating func append(_ op: OptimizerKernelOp, tensors: [Tensor?], flags: OptimizerKernelFlags, scalars: [Double],
                              tensorFlags: OptimizerKernelFlags = [], tensorScalars: [Double] = []) {
             precondition(tensors.count >= 2 && tensors.count <= 5 && scalars.count <= 8 && tensorScalars.count <= 3,
@@ -68,28 +59,6 @@ enum CUDAOptimizer {
                                 scalarBits: scalars.map(\.bitPattern))
             if members[key] == nil { keys.append(key) }
             members[key, default: []].append(Member(tensors: tensors, flags: tensorFlags.rawValue, scalars: tensorScalars))
-        }
-
-        /// Adds one SGD update of `p` (see `OptimizerKernelOp.sgd`); `buffer` is the momentum buffer when
-        /// momentum ≠ 0, and `firstStep` says it takes the gradient as it is.
-        mutating func sgd(p: Tensor, grad: Tensor, buffer: Tensor?, lr: Double, momentum: Double, dampening: Double,
-                          weightDecay: Double, nesterov: Bool, maximize: Bool, firstStep: Bool) {
-            var flags = OptimizerKernelFlags(maximize: maximize, weightDecay: weightDecay)
-            if nesterov { flags.insert(.nesterov) }
-            if buffer != nil { flags.insert(.momentum) }
-            append(.sgd, tensors: [p, grad, buffer], flags: flags, scalars: [lr, momentum, dampening, weightDecay],
-                   tensorFlags: firstStep ? .firstStep : [])
-        }
-
-        /// Adds one Adam/AdamW update of `p` (see `OptimizerKernelOp.adam`); `stepSize` and `bc2Sqrt` follow
-        /// `p`'s own step count.
-        mutating func adam(p: Tensor, grad: Tensor, expAvg: Tensor, expAvgSq: Tensor, maxExpAvgSq: Tensor?,
-                           stepSize: Double, beta1: Double, beta2: Double, eps: Double, weightDecay: Double,
-                           bc2Sqrt: Double, lr: Double, maximize: Bool, decoupled: Bool) {
-            var flags = OptimizerKernelFlags(maximize: maximize, weightDecay: weightDecay, decoupled: decoupled)
-            if maxExpAvgSq != nil { flags.insert(.amsgrad) }
-            append(.adam, tensors: [p, grad, expAvg, expAvgSq, maxExpAvgSq], flags: flags,
-                   scalars: [0, beta1, beta2, eps, weightDecay, 0, 1 - lr * weightDecay], tensorScalars: [stepSize, bc2Sqrt])
         }
 
         /// Launches every update added, `tensorsPerLaunch` tensors at a time, and empties the batch.
