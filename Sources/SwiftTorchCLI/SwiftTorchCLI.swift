@@ -19,7 +19,7 @@ struct SwiftTorchCLI: ParsableCommand {
               swifttorch plot runs/cnn
             """,
         version: torch.version,
-        subcommands: [Train.self, Evaluate.self, SummaryCommand.self, Convert.self, Plot.self, Info.self],
+        subcommands: [Train.self, Evaluate.self, SummaryCommand.self, Convert.self, Plot.self, Info.self, ONNXConformance.self],
         defaultSubcommand: Train.self)
 }
 
