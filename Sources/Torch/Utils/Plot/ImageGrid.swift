@@ -42,7 +42,11 @@ extension utils.plot {
         var columns: Int { Swift.min(nrow, Swift.max(n, 1)) }
         var rows: Int { (n + columns - 1) / columns }
         var captionHeight: Int { captions.isEmpty ? 0 : 16 }
-        var cellWidth: Int { Swift.max(w * scale, captions.map { $0.count * 8 }.max() ?? 0) + padding }
+        /// Wide enough for the images and their captions (8 px a character, or the rendered width
+        /// where the font draws a caption wider, as "mmmm").
+        var cellWidth: Int {
+            Swift.max(w * scale, captions.map { Swift.max($0.count * 8, ChartText.width($0, size: 12)) }.max() ?? 0) + padding
+        }
         var cellHeight: Int { h * scale + captionHeight + padding }
         /// The grid's size in pixels.
         public var size: (width: Int, height: Int) { (columns * cellWidth + padding, rows * cellHeight + padding) }
@@ -52,7 +56,7 @@ extension utils.plot {
             return channels == 1 ? (at(0), at(0), at(0)) : (at(0), at(1), at(2))
         }
 
-        /// The grid as a uint8 3×H×W image, captions in the 3×5 pixel font.
+        /// The grid as a uint8 3×H×W image, captions anti-aliased in the system's sans font.
         public func render() -> Tensor {
             var c = Canvas(width: size.width, height: size.height)
             for i in 0..<n {
@@ -62,7 +66,7 @@ extension utils.plot {
                         c.fill(ox + x * scale, oy + y * scale, ox + (x + 1) * scale, oy + (y + 1) * scale, color(i, y, x))
                     }
                 }
-                if !captions.isEmpty { c.text(captions[i], x: ox, y: oy + h * scale + 3) }
+                if !captions.isEmpty { c.text(captions[i], x: ox, y: oy + h * scale + 13) }
             }
             return c.tensor()
         }

@@ -150,12 +150,16 @@ struct ChartGeometry {
     let xRange: (Double, Double), yRange: (Double, Double)
     let xScale: utils.plot.Scale, yScale: utils.plot.Scale
     let xTicks: [Tick], yTicks: [Tick]
+    /// The factor on margins and text sizes: 1 for SVG; raster charts grow it with their size.
+    let scale: Double
 
-    init(_ c: utils.plot.LineChart) {
-        left = 70
-        right = c.width - 20
-        top = c.title.isEmpty ? 20 : 36
-        bottom = c.height - (c.xLabel.isEmpty ? 28 : 44)
+    init(_ c: utils.plot.LineChart, scale: Double = 1) {
+        self.scale = scale
+        let d = { (v: Int) in Int((Double(v) * scale).rounded()) }
+        left = d(70)
+        right = c.width - d(20)
+        top = d(c.title.isEmpty ? 20 : 36)
+        bottom = c.height - d(c.xLabel.isEmpty ? 28 : 44)
         xScale = c.xScale
         yScale = c.yScale
         func usable(_ v: Double, _ s: utils.plot.Scale) -> Bool { v.isFinite && (s == .linear || v > 0) }
@@ -205,6 +209,9 @@ struct ChartGeometry {
         if s.hasSuffix(".") { s.removeLast() }
         return s
     }
+
+    /// `v` pixels at 640×400, scaled.
+    func d(_ v: Int) -> Int { Int((Double(v) * scale).rounded()) }
 
     private func unit(_ v: Double, _ r: (Double, Double), _ s: utils.plot.Scale) -> Double {
         s == .log ? (log10(v) - log10(r.0)) / (log10(r.1) - log10(r.0)) : (v - r.0) / (r.1 - r.0)
