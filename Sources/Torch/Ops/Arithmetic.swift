@@ -32,104 +32,17 @@ enum BinaryOp: Int, CaseIterable {
 }
 
 /// Runs `op` elementwise into `out` (already shaped to the broadcast shape, dtype = compute type).
-/// `a` and `b` must already have `out.dtype`.
+/// `a` and `b` must already have `out.dtype`; either may be a CPU 0-dim scalar joining a CUDA op.
 func binaryKernel(_ op: BinaryOp, _ a: Tensor, _ b: Tensor, into out: Tensor) {
-    if _slowPath(out.isCuda) {
-        if out.dtype == .bool && op == .sub {
-            preconditionFailure("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.")
-        }
-        CUDAElementwise.launch(.binary(op, out.dtype), out: out, a, b)
-        return
+    if out.dtype == .bool && op == .sub {
+        preconditionFailure("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.")
     }
-    let plan = StridedPlan(shape: out.shape, out.strides, a.dim == 0 ? nil : a.broadcastStrides(to: out.shape),
-                           b.dim == 0 ? nil : b.broadcastStrides(to: out.shape))
-    func floating<T: FloatElement>(_: T.Type) {
-        let o = out.pointer(T.self), x = UnsafePointer(a.pointer(T.self)), y = UnsafePointer(b.pointer(T.self))
-        switch op {
-        case .add: binaryLoop(plan, o, x, y) { $0 + $1 }
-        case .sub: binaryLoop(plan, o, x, y) { $0 - $1 }
-        case .mul: binaryLoop(plan, o, x, y) { $0 * $1 }
-        case .div: binaryLoop(plan, o, x, y) { $0 / $1 }
-        case .maximum: binaryLoop(plan, o, x, y) { ($0.isNaN || $0 > $1) ? $0 : ($1.isNaN ? $1 : ($0 == $1 ? $0 : $1)) }
-        case .minimum: binaryLoop(plan, o, x, y) { ($0.isNaN || $0 < $1) ? $0 : ($1.isNaN ? $1 : ($0 == $1 ? $0 : $1)) }
-        case .pow: binaryLoop(plan, o, x, y) { T.pow($0, $1) }
-        case .atan2: binaryLoop(plan, o, x, y) { T.atan2($0, $1) }
-        case .fmod: binaryLoop(plan, o, x, y) { T.fmod($0, $1) }
-        case .remainder:
-            binaryLoop(plan, o, x, y) { a, b in
-                let r = T.fmod(a, b)
-                return (r != 0 && (r < 0) != (b < 0)) ? r + b : r
-            }
-        case .floorDivide:
-            // PyTorch's div_floor_floating: exact for a/b near integers, NaN for ±inf // finite.
-            binaryLoop(plan, o, x, y) { a, b in
-                if b == 0 { return a / b }
-                let mod = T.fmod(a, b)
-                var div = (a - mod) / b
-                if mod != 0 && (b < 0) != (mod < 0) { div -= 1 }
-                if div == 0 { return (a / b).sign == .minus ? -0.0 : 0 }
-                var q = div.rounded(.down)
-                if div - q > 0.5 { q += 1 }
-                return q
-            }
-        }
+    let device = commonDevice(a, b)
+    if _slowPath(device != out.device) { preconditionFailure(sameDeviceMessage(out.device, device)) }
+    switch device {
+    case .cpu: CPUElementwise.binary(op, a, b, into: out)
+    case .cuda: CUDAElementwise.launch(.binary(op, out.dtype), out: out, a, b)
     }
-    func integer<T: NumericElement & FixedWidthInteger>(_: T.Type) {
-        let o = out.pointer(T.self), x = UnsafePointer(a.pointer(T.self)), y = UnsafePointer(b.pointer(T.self))
-        switch op {
-        case .add: binaryLoop(plan, o, x, y) { $0 &+ $1 }
-        case .sub: binaryLoop(plan, o, x, y) { $0 &- $1 }
-        case .mul: binaryLoop(plan, o, x, y) { $0 &* $1 }
-        case .maximum: binaryLoop(plan, o, x, y) { Swift.max($0, $1) }
-        case .minimum: binaryLoop(plan, o, x, y) { Swift.min($0, $1) }
-        case .pow:
-            binaryLoop(plan, o, x, y) { base, e in
-                if e < 0 { return base == 1 ? 1 : 0 }
-                var r: T = 1, b = base, k = e
-                while k > 0 { if k & 1 == 1 { r = r &* b }; b = b &* b; k >>= 1 }
-                return r
-            }
-        case .remainder, .fmod, .floorDivide:
-            precondition(!hasZero(b, T.self), "\(op.name): ZeroDivisionError (integer division by zero)")
-            switch op {
-            case .fmod: binaryLoop(plan, o, x, y) { $0 % $1 }
-            case .remainder:
-                binaryLoop(plan, o, x, y) { a, b in
-                    let r = a % b
-                    return (r != 0 && (r < 0) != (b < 0)) ? r &+ b : r
-                }
-            default:
-                binaryLoop(plan, o, x, y) { a, b in
-                    let q = a / b
-                    return (a % b != 0 && ((a < 0) != (b < 0))) ? q &- 1 : q
-                }
-            }
-        case .div, .atan2: preconditionFailure("\(op.name): integer inputs must be promoted to floating first")
-        }
-    }
-    switch out.dtype {
-    case .float32: floating(Float.self)
-    case .float64: floating(Double.self)
-    case .int64: integer(Int64.self)
-    case .int32: integer(Int32.self)
-    case .uint8: integer(UInt8.self)
-    case .bool:
-        let o = out.pointer(Bool.self), x = UnsafePointer(a.pointer(Bool.self)), y = UnsafePointer(b.pointer(Bool.self))
-        switch op {
-        case .add, .maximum: binaryLoop(plan, o, x, y) { $0 || $1 }
-        case .mul, .minimum: binaryLoop(plan, o, x, y) { $0 && $1 }
-        case .sub: preconditionFailure("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.")
-        default: preconditionFailure("\(op.name): not implemented for 'Bool'")
-        }
-    case .float16, .bfloat16: preconditionFailure("\(op.name): half types compute in float32")
-    }
-}
-
-private func hasZero<T: NumericElement>(_ t: Tensor, _: T.Type) -> Bool {
-    let c = t.contiguous()
-    let p = c.pointer(T.self)
-    for i in 0..<c.numel where p[i] == T.zeroValue { return true }
-    return false
 }
 
 /// Computes `op(a, b)` with broadcasting and promotion, without autograd.

@@ -19,35 +19,12 @@ enum CompareOp: Int, CaseIterable {
 func compare(_ op: CompareOp, _ a: Tensor, _ b: Tensor) -> Tensor {
     let dt = resultType(a, b).computeType
     let shape = a.shape == b.shape ? a.shape : broadcastShapes(a.shape, b.shape, op: op.name)
-    let out = Tensor(uninitializedShape: shape, dtype: .bool, device: commonDevice(a, b))
+    let device = commonDevice(a, b)
+    let out = Tensor(uninitializedShape: shape, dtype: .bool, device: device)
     let x = a.to(dt), y = b.to(dt)
-    if _slowPath(out.isCuda) {
-        CUDAElementwise.launch(.compare(op, dt), out: out, x, y)
-        return out
-    }
-    let plan = StridedPlan(shape: shape, out.strides, x.broadcastStrides(to: shape), y.broadcastStrides(to: shape))
-    func run<T: Comparable>(_: T.Type) {
-        let o = out.pointer(Bool.self), p = UnsafePointer(x.pointer(T.self)), q = UnsafePointer(y.pointer(T.self))
-        switch op {
-        case .eq: binaryLoop(plan, o, p, q) { $0 == $1 }
-        case .ne: binaryLoop(plan, o, p, q) { $0 != $1 }
-        case .lt: binaryLoop(plan, o, p, q) { $0 < $1 }
-        case .le: binaryLoop(plan, o, p, q) { $0 <= $1 }
-        case .gt: binaryLoop(plan, o, p, q) { $0 > $1 }
-        case .ge: binaryLoop(plan, o, p, q) { $0 >= $1 }
-        }
-    }
-    switch dt {
-    case .float32: run(Float.self)
-    case .float64: run(Double.self)
-    case .int64: run(Int64.self)
-    case .int32: run(Int32.self)
-    case .uint8: run(UInt8.self)
-    case .bool:
-        // false < true
-        let xi = x.to(.uint8), yi = y.to(.uint8)
-        return compare(op, xi, yi)
-    case .float16, .bfloat16: preconditionFailure("compare: unreachable")
+    switch device {
+    case .cpu: CPUElementwise.compare(op, x, y, into: out)
+    case .cuda: CUDAElementwise.launch(.compare(op, dt), out: out, x, y)
     }
     return out
 }
@@ -57,15 +34,15 @@ func compare(_ op: CompareOp, _ a: Tensor, _ b: Tensor) -> Tensor {
 func logical(_ a: Tensor, _ b: Tensor, op: String, _ f: (Bool, Bool) -> Bool) -> Tensor {
     let x = a.to(.bool), y = b.to(.bool)
     let shape = broadcastShapes(x.shape, y.shape, op: op)
-    let out = Tensor(uninitializedShape: shape, dtype: .bool, device: commonDevice(x, y))
-    if _slowPath(out.isCuda) {
+    let device = commonDevice(x, y)
+    let out = Tensor(uninitializedShape: shape, dtype: .bool, device: device)
+    switch device {
+    case .cpu: CPUElementwise.logical(x, y, into: out, f)
+    case .cuda:
         // Both are bool here, so `and`/`or`/`xor` of nonzero values are the integer ops on bools.
         let which: TernaryOp = f(true, false) ? (f(true, true) ? .logicalOr : .logicalXor) : .logicalAnd
         CUDAElementwise.launch(.ternary(which, .bool), out: out, x, y)
-        return out
     }
-    let plan = StridedPlan(shape: shape, out.strides, x.broadcastStrides(to: shape), y.broadcastStrides(to: shape))
-    binaryLoop(plan, out.pointer(Bool.self), UnsafePointer(x.pointer(Bool.self)), UnsafePointer(y.pointer(Bool.self)), f)
     return out
 }
 
@@ -161,21 +138,11 @@ extension torch {
         let shape = broadcastShapes(broadcastShapes(cond.shape, a.shape, op: "where"), b.shape, op: "where")
         let x = a.to(dt.computeType), y = b.to(dt.computeType)
         let out = Tensor(uninitializedShape: shape, dtype: dt.computeType, device: commonDevice(commonDevice(cond, x) == x.device ? x : cond, y))
-        if _slowPath(out.isCuda) {
-            precondition(cond.device == out.device || (cond.storage.isHost && cond.dim == 0), sameDeviceMessage(out.device, cond.device))
+        switch out.device {
+        case .cpu: CPUElementwise.where(cond, x, y, into: out)
+        case .cuda:
+            precondition(cond.device == out.device || (cond.device == .cpu && cond.dim == 0), sameDeviceMessage(out.device, cond.device))
             CUDAElementwise.launch(.ternary(.where, out.dtype), out: out, cond, x, y)
-            return recordWhere(cond, a, b, out.to(dt))
-        }
-        func run<T>(_: T.Type) {
-            ternaryLoop(shape, (out.pointer(T.self), out.strides),
-                        (UnsafePointer(cond.pointer(Bool.self)), cond.broadcastStrides(to: shape)),
-                        (UnsafePointer(x.pointer(T.self)), x.broadcastStrides(to: shape)),
-                        (UnsafePointer(y.pointer(T.self)), y.broadcastStrides(to: shape))) { c, p, q in c ? p : q }
-        }
-        switch dt.computeType.itemSize {
-        case 1: run(UInt8.self)
-        case 4: run(UInt32.self)
-        default: run(UInt64.self)
         }
         return recordWhere(cond, a, b, out.to(dt))
     }

@@ -47,7 +47,7 @@ extension Tensor {
     public func isPinned() -> Bool { storage.isPinned }
     /// PyTorch's `x.pin_memory()`: a copy in page-locked host memory (fast, asynchronous copies to a GPU).
     public func pinMemory() -> Tensor {
-        precondition(storage.isHost, "pin_memory: cannot pin '\(device)' memory, only CPU tensors")
+        precondition(device == .cpu, "pin_memory: cannot pin '\(device)' memory, only CPU tensors")
         if isPinned() { return self }
         let out = Tensor(storage: Storage(pinnedByteCount: numel * dtype.itemSize), shape: shape,
                          strides: contiguousStrides(shape), offset: 0, dtype: dtype)
@@ -89,7 +89,7 @@ extension Tensor {
     public func copy_(_ src: Tensor) -> Tensor {
         _ = broadcastShapes(shape, src.shape, op: "copy_")
         checkInPlace("copy_")
-        if src.device != device && !(src.storage.isHost && src.dim == 0) { CUDAElementwise.copy(from: src, into: self) }
+        if src.device != device && !(src.device == .cpu && src.dim == 0) { CUDAElementwise.copy(from: src, into: self) }
         else { copyKernel(from: src, into: self) }
         storage.bumpVersion()
         if anyNeedsGrad(self, src) {
@@ -110,9 +110,9 @@ extension Tensor {
     /// The single value as `T` (e.g. `item(as: Int.self)`).
     public func item<T: TensorScalar>(as: T.Type) -> T {
         precondition(numel == 1, "item: a Tensor with \(numel) elements cannot be converted to Scalar")
-        if _slowPath(!storage.isHost) { return cpu().item(as: T.self) }
-        if T.self == Int64.self || T.self == Int.self, dtype == .int64, storage.isHost {
-            let v = pointer(Int64.self).pointee
+        if case .cuda = device { return cpu().item(as: T.self) }
+        if T.self == Int64.self || T.self == Int.self, dtype == .int64 {
+            let v = CPUElementwise.int64(atOffset: storageOffset, of: self)
             return (T.self == Int.self ? Int(v) as! T : v as! T)
         }
         return T(torchDouble: element(atOffset: storageOffset))
@@ -140,7 +140,7 @@ extension Tensor {
 
     /// Element at a storage offset, as Double.
     func element(atOffset off: Int) -> Double {
-        if _slowPath(!storage.isHost) {
+        if case .cuda = device {
             let one = Tensor(storage: storage, shape: [], strides: [], offset: off, dtype: dtype)
             return one.contiguousCopyToHost().element(atOffset: 0)
         }
@@ -173,5 +173,19 @@ extension Tensor {
             d -= 1
         }
         return off
+    }
+}
+
+/// Copies `src` (broadcastable to `dst`, on its device or a CPU scalar) into `dst`, converting element types.
+/// Between devices only through `to(device)` and `copy_`: an op whose output landed on another device than its
+/// input would otherwise move data silently (DESIGN.md §7).
+func copyKernel(from src: Tensor, into dst: Tensor) {
+    let device = commonDevice(src, dst)
+    if _slowPath(device != dst.device) {
+        preconditionFailure("internal: copy from \(src.device) into \(dst.device) outside to(device)/copy_ (an op allocated its output on the wrong device)")
+    }
+    switch device {
+    case .cpu: CPUElementwise.copy(from: src, into: dst)
+    case .cuda: CUDAElementwise.copy(from: src, into: dst)
     }
 }

@@ -202,25 +202,9 @@ extension Tensor {
     private func triangle(_ k: Int, lower: Bool) -> Tensor {
         precondition(dim >= 2, "\(lower ? "tril" : "triu"): input tensor must have at least 2 dimensions")
         let out = contiguousCopy()
-        let rows = shape[dim - 2], cols = shape[dim - 1]
-        let planes = rows * cols == 0 ? 0 : numel / (rows * cols)
-        func zero<T: FixedWidthInteger>(_: T.Type) {
-            let p = out.pointer(T.self)
-            parallelFor(planes * rows, grain: Swift.max(1, elementwiseGrain / Swift.max(cols, 1))) { lo, hi in
-                for r in lo..<hi {
-                    let i = r % rows
-                    let row = p + r * cols
-                    // Zeroed columns: lower keeps j <= i + k, upper keeps j >= i + k.
-                    let (a, b) = lower ? (Swift.min(Swift.max(i + k + 1, 0), cols), cols) : (0, Swift.min(Swift.max(i + k, 0), cols))
-                    if a < b { for j in a..<b { row[j] = 0 } }
-                }
-            }
-        }
-        switch dtype.itemSize {
-        case 1: zero(UInt8.self)
-        case 2: zero(UInt16.self)
-        case 4: zero(UInt32.self)
-        default: zero(UInt64.self)
+        switch out.device {
+        case .cpu: CPUElementwise.zeroTriangle(out, diagonal: k, lower: lower)
+        case .cuda: out.hostAccessOnDevice()
         }
         if needsGrad {
             record(lower ? "TrilBackward0" : "TriuBackward0", out, inputs: [self]) { _, g in [g.triangle(k, lower: lower)] }

@@ -35,22 +35,19 @@ private func combineCategories(_ higher: DType?, _ lower: DType?) -> DType? {
 extension Tensor {
     /// A 0-d tensor holding a Swift number operand.
     static func wrappedNumber(_ v: Double, isFloating: Bool) -> Tensor {
-        let t = Tensor(uninitializedShape: [], dtype: isFloating ? .float64 : .int64)
-        if isFloating { t.pointer(Double.self).pointee = v } else { t.pointer(Int64.self).pointee = Int64(v) }
+        let t = isFloating ? CPUElementwise.scalar(v) : CPUElementwise.scalar(Int64(v))
         t.isWrappedNumber = true
         return t
     }
 
     static func wrappedNumber(_ v: Int) -> Tensor {
-        let t = Tensor(uninitializedShape: [], dtype: .int64)
-        t.pointer(Int64.self).pointee = Int64(v)
+        let t = CPUElementwise.scalar(Int64(v))
         t.isWrappedNumber = true
         return t
     }
 
     static func wrappedNumber(_ v: Bool) -> Tensor {
-        let t = Tensor(uninitializedShape: [], dtype: .bool)
-        t.pointer(Bool.self).pointee = v
+        let t = CPUElementwise.scalar(v)
         t.isWrappedNumber = true
         return t
     }

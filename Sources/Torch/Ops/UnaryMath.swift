@@ -74,91 +74,15 @@ enum UnaryOp: Int, CaseIterable {
 
 /// Runs `op` from `x` into `out` (same shape; both of the compute dtype).
 func unaryKernel(_ op: UnaryOp, _ x: Tensor, into out: Tensor) {
-    if _slowPath(out.isCuda) {
-        if out.dtype == .bool {
-            precondition(op != .neg, "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
-            copyKernel(from: x, into: out)
-        } else {
-            CUDAElementwise.launch(.unary(op, out.dtype), out: out, x)
-        }
-        return
-    }
-    if out.dtype == .float32 && x.isContiguous && out.isContiguous {
-        let n = Int64(x.numel)
-        let src = UnsafePointer(x.pointer(Float.self)), dst = out.pointer(Float.self)
-        let vector: ((UnsafePointer<Float>, UnsafeMutablePointer<Float>, Int64) -> Void)?
-        switch op {
-        case .exp: vector = { ct_vexp_f32($0, $1, $2) }
-        case .log: vector = { ct_vlog_f32($0, $1, $2) }
-        case .tanh: vector = { ct_vtanh_f32($0, $1, $2) }
-        case .sigmoid: vector = { ct_vsigmoid_f32($0, $1, $2) }
-        default: vector = nil
-        }
-        if let vector {
-            parallelFor(Int(n), grain: elementwiseGrain) { lo, hi in
-                vector(src + lo, dst + lo, Int64(hi - lo))
-            }
-            return
-        }
-    }
-    let plan = StridedPlan(shape: out.shape, out.strides, x.strides, nil)
-    func floating<T: FloatElement>(_: T.Type) {
-        let o = out.pointer(T.self), a = UnsafePointer(x.pointer(T.self))
-        switch op {
-        case .abs: unaryLoop(plan, o, a) { Swift.abs($0) }
-        case .neg: unaryLoop(plan, o, a) { -$0 }
-        case .sign: unaryLoop(plan, o, a) { $0 > 0 ? 1 : ($0 < 0 ? -1 : 0) }
-        case .relu: unaryLoop(plan, o, a) { $0 < 0 ? 0 : $0 }
-        case .round: unaryLoop(plan, o, a) { T.rint($0) }
-        case .floor: unaryLoop(plan, o, a) { $0.rounded(.down) }
-        case .ceil: unaryLoop(plan, o, a) { $0.rounded(.up) }
-        case .trunc: unaryLoop(plan, o, a) { $0.rounded(.towardZero) }
-        case .frac: unaryLoop(plan, o, a) { $0 - $0.rounded(.towardZero) }
-        case .square: unaryLoop(plan, o, a) { $0 * $0 }
-        case .sqrt: unaryLoop(plan, o, a) { $0.squareRoot() }
-        case .rsqrt: unaryLoop(plan, o, a) { 1 / $0.squareRoot() }
-        case .exp: unaryLoop(plan, o, a) { T.exp($0) }
-        case .log: unaryLoop(plan, o, a) { T.log($0) }
-        case .log1p: unaryLoop(plan, o, a) { T.log1p($0) }
-        case .expm1: unaryLoop(plan, o, a) { T.expm1($0) }
-        case .log2: unaryLoop(plan, o, a) { T.log($0) * (1 / T.log(2)) }
-        case .log10: unaryLoop(plan, o, a) { T.log($0) * (1 / T.log(10)) }
-        case .sin: unaryLoop(plan, o, a) { T.sin($0) }
-        case .cos: unaryLoop(plan, o, a) { T.cos($0) }
-        case .tan: unaryLoop(plan, o, a) { T.tan($0) }
-        case .asin: unaryLoop(plan, o, a) { T.asin($0) }
-        case .acos: unaryLoop(plan, o, a) { T.acos($0) }
-        case .atan: unaryLoop(plan, o, a) { T.atan($0) }
-        case .sinh: unaryLoop(plan, o, a) { T.sinh($0) }
-        case .cosh: unaryLoop(plan, o, a) { T.cosh($0) }
-        case .tanh: unaryLoop(plan, o, a) { T.tanh($0) }
-        case .sigmoid: unaryLoop(plan, o, a) { 1 / (1 + T.exp(-$0)) }
-        case .reciprocal: unaryLoop(plan, o, a) { 1 / $0 }
-        case .erf: unaryLoop(plan, o, a) { T.erf($0) }
-        }
-    }
-    func integer<T: NumericElement & FixedWidthInteger>(_: T.Type) {
-        let o = out.pointer(T.self), a = UnsafePointer(x.pointer(T.self))
-        switch op {
-        case .abs: unaryLoop(plan, o, a) { $0 < T.zeroValue ? T.zeroValue &- $0 : $0 }
-        case .neg: unaryLoop(plan, o, a) { T.zeroValue &- $0 }
-        case .sign: unaryLoop(plan, o, a) { $0 > T.zeroValue ? 1 : ($0 < T.zeroValue ? T.zeroValue &- 1 : 0) }
-        case .relu: unaryLoop(plan, o, a) { $0 > T.zeroValue ? $0 : 0 }
-        case .square: unaryLoop(plan, o, a) { $0 &* $0 }
-        case .round, .floor, .ceil, .trunc: unaryLoop(plan, o, a) { $0 }
-        default: preconditionFailure("unary op \(op) is computed in floating point for integer inputs")
-        }
-    }
-    switch out.dtype {
-    case .float32: floating(Float.self)
-    case .float64: floating(Double.self)
-    case .int64: integer(Int64.self)
-    case .int32: integer(Int32.self)
-    case .uint8: integer(UInt8.self)
-    case .bool:
+    if out.dtype == .bool {
         precondition(op != .neg, "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
         copyKernel(from: x, into: out)
-    case .float16, .bfloat16: preconditionFailure("unary ops compute half types in float32")
+        return
+    }
+    checkSameDevice(out, x)
+    switch out.device {
+    case .cpu: CPUElementwise.unary(op, x, into: out)
+    case .cuda: CUDAElementwise.launch(.unary(op, out.dtype), out: out, x)
     }
 }
 
@@ -321,17 +245,10 @@ func fusedFloatBinary<Formula: FusedBinaryFormula>(_ a: Tensor, _ b: Tensor, wit
     let shape = broadcastShapes(a.shape, b.shape, op: "fused")
     let out = Tensor(uninitializedShape: shape, dtype: dt, device: commonDevice(a, b))
     let bb = b.to(dt)
-    if _slowPath(out.isCuda) {
-        CUDAElementwise.launch(.ternary(Formula.cudaOp, dt), out: out, a, bb, f2: param)
-        return out
-    }
-    let plan = StridedPlan(shape: shape, out.strides, a.broadcastStrides(to: shape), bb.broadcastStrides(to: shape))
-    if dt == .float32 {
-        binaryLoop(plan, out.pointer(Float.self), UnsafePointer(a.pointer(Float.self)), UnsafePointer(bb.pointer(Float.self)),
-                   with: Float(param)) { Formula.apply($0, $1, $2) }
-    } else {
-        binaryLoop(plan, out.pointer(Double.self), UnsafePointer(a.pointer(Double.self)), UnsafePointer(bb.pointer(Double.self)),
-                   with: param) { Formula.apply($0, $1, $2) }
+    checkSameDevice(out, a)
+    switch out.device {
+    case .cpu: CPUElementwise.fusedBinary(a, bb, with: param, into: out, Formula.self)
+    case .cuda: CUDAElementwise.launch(.ternary(Formula.cudaOp, dt), out: out, a, bb, f2: param)
     }
     return out
 }

@@ -108,8 +108,10 @@ extension torch {
     }
     public static func zeros(_ shape: [Int], dtype: DType? = nil, device: Device = .cpu, requiresGrad: Bool = false) -> Tensor {
         let t = Tensor(uninitializedShape: shape, dtype: dtype ?? torch.defaultDType, device: device)
-        if t.isCuda { CUDAElementwise.fill(t, 0) }
-        else { t.storage.data.initializeMemory(as: UInt8.self, repeating: 0, count: t.numel * t.dtype.itemSize) }
+        switch t.device {
+        case .cpu: CPUElementwise.zeroContiguous(t)
+        case .cuda: CUDAElementwise.fill(t, 0)
+        }
         if requiresGrad { t.requiresGrad = true }
         return t
     }
@@ -326,7 +328,7 @@ extension Tensor {
     @discardableResult
     public func uniform_(_ from: Double = 0, _ to: Double = 1, generator: Generator? = nil) -> Tensor {
         precondition(dtype.isFloatingPoint, "uniform_: expected a floating point tensor (got \(dtype))")
-        if _slowPath(!storage.isHost) { return fillOnDevice(.uniform, from, to, generator) }
+        if case .cuda = device { return fillOnDevice(.uniform, from, to, generator) }
         let g = generator ?? torch.defaultGenerator
         fillRandom { p, n, type in
             switch type {
@@ -342,7 +344,7 @@ extension Tensor {
     public func normal_(_ mean: Double = 0, _ std: Double = 1, generator: Generator? = nil) -> Tensor {
         precondition(dtype.isFloatingPoint, "normal_: expected a floating point tensor (got \(dtype))")
         precondition(std >= 0, "normal expects std >= 0.0, but found std \(std)")
-        if _slowPath(!storage.isHost) { return fillOnDevice(.normal, mean, std, generator) }
+        if case .cuda = device { return fillOnDevice(.normal, mean, std, generator) }
         let g = generator ?? torch.defaultGenerator
         fillRandom { p, n, type in
             switch type {
@@ -387,4 +389,12 @@ private func requiringGrad(_ t: Tensor, _ on: Bool) -> Tensor {
     let out = torch.noGrad { t.to(device) }
     if wantsGrad { out.requiresGrad = true }
     return out
+}
+
+/// Writes `value` (converted to the tensor's dtype) into every element of `dst`.
+func fillKernel(_ dst: Tensor, _ value: Double) {
+    switch dst.device {
+    case .cpu: CPUElementwise.fill(dst, value)
+    case .cuda: CUDAElementwise.fill(dst, value)
+    }
 }

@@ -147,7 +147,8 @@ public class Tensor {
         storage.deviceAddress &+ UInt64(storageOffset * dtype.itemSize)
     }
 
-    @inline(never) private func hostAccessOnDevice() -> Never {
+    /// Stops an op without a CUDA kernel (its dispatch's `case .cuda`, or a host access) with the README's pointer.
+    @inline(never) func hostAccessOnDevice() -> Never {
         preconditionFailure("NotImplementedError: an operation without a 'CUDA' kernel was called on a tensor on \(device) "
             + "(shape \(shapeString(shape)), \(dtype)); move it with .cpu() first. The README lists the ops that run on CUDA.")
     }

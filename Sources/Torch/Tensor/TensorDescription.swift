@@ -8,7 +8,7 @@ extension Tensor: CustomStringConvertible, CustomDebugStringConvertible {
             extras.append("requires_grad=True")
         }
         // A GPU tensor prints from one host copy (the copy waits for the device, as PyTorch's printing does).
-        let host = isCuda ? torch.noGrad { contiguousCopyToHost() } : self
+        let host = device == .cpu ? self : torch.noGrad { contiguousCopyToHost() }
         let intElement: ((Int) -> Int64)? = dtype == .int64 ? { i in
             host.storage.data.assumingMemoryBound(to: Int64.self)[host.storageOffset(ofLinearIndex: i)]
         } : nil
