@@ -1,26 +1,5 @@
 /// gather / scatter / scatter_add along a dim with an int64 index tensor.
 
-/// Walks every position of `index` (shape S) calling `body(indexPosition, selfOffsetWithoutDim, dimIndex)`.
-private func forEachIndexed(_ index: Tensor, dim: Int, op: String, dimSize: Int,
-                            _ body: (_ linear: Int, _ coords: [Int], _ target: Int) -> Void) {
-    let idx = index.to(.int64).contiguous()
-    let p = idx.pointer(Int64.self)
-    let shape = idx.shape
-    var coords = [Int](repeating: 0, count: shape.count)
-    for i in 0..<idx.numel {
-        let t = Int(p[i])
-        precondition(t >= -dimSize && t < dimSize, "\(op)(): index \(t) is out of bounds for dimension \(dim) with size \(dimSize)")
-        body(i, coords, t < 0 ? t + dimSize : t)
-        var d = shape.count - 1
-        while d >= 0 {
-            coords[d] += 1
-            if coords[d] < shape[d] { break }
-            coords[d] = 0
-            d -= 1
-        }
-    }
-}
-
 extension Tensor {
     /// out[i][j] = self[index[i][j]][j] for dim 0 (and likewise for other dims).
     public func gather(_ dim: Int, _ index: Tensor) -> Tensor {
@@ -30,18 +9,11 @@ extension Tensor {
             precondition(index.shape[i] <= shape[i], "gather(): Size does not match at dimension \(i) expected index \(shapeString(index.shape)) to be smaller than self \(shapeString(shape)) apart from dimension \(d)")
         }
         let out: Tensor
-        if !storage.isHost {
-            out = CUDAIndexing.gather(self, dim: d, index: index)
-        } else {
-            precondition(index.storage.isHost, sameDeviceMessage(index.device, .cpu))
-            out = Tensor(uninitializedShape: index.shape, dtype: dtype)
-            let src = self
-            let item = dtype.itemSize
-            forEachIndexed(index, dim: d, op: "gather", dimSize: shape.isEmpty ? 1 : shape[d]) { lin, coords, t in
-                var off = src.storageOffset
-                for k in 0..<coords.count { off += (k == d ? t : coords[k]) * src.strides[k] }
-                (out.storage.data + lin * item).copyMemory(from: src.storage.data + off * item, byteCount: item)
-            }
+        switch device {
+        case .cpu:
+            checkSameDevice(index, self)
+            out = CPUIndexing.gather(self, dim: d, index: index)
+        case .cuda: out = CUDAIndexing.gather(self, dim: d, index: index)
         }
         if needsGrad {
             let inShape = shape, idx = index
@@ -83,10 +55,12 @@ extension Tensor {
                      "scatter(): Expected index \(shapeString(index.shape)) to be smaller than src \(shapeString(src.shape)) in every dimension")
         let out = contiguousCopy()
         let s = src.to(dtype)
-        if !storage.isHost {
-            CUDAIndexing.scatter(into: out, dim: d, index: index, src: s, accumulate: accumulate)
-        } else {
-            scatterOnHost(into: out, d, index, s, accumulate: accumulate)
+        switch device {
+        case .cpu:
+            checkSameDevice(index, out)
+            checkSameDevice(s, out)
+            CPUIndexing.scatter(into: out, dim: d, index: index, src: s, accumulate: accumulate)
+        case .cuda: CUDAIndexing.scatter(into: out, dim: d, index: index, src: s, accumulate: accumulate)
         }
         if anyNeedsGrad(self, src) {
             let idx = index, srcShape = src.shape
@@ -103,31 +77,6 @@ extension Tensor {
             }
         }
         return out
-    }
-
-    /// The CPU scatter: `out[…, index[p], …] (+)= s[p]` for every position p of `index`.
-    private func scatterOnHost(into out: Tensor, _ d: Int, _ index: Tensor, _ s: Tensor, accumulate: Bool) {
-        for t in [index, s] where !t.storage.isHost { preconditionFailure(sameDeviceMessage(t.device, .cpu)) }
-        let item = dtype.itemSize
-        let outStrides = out.strides, srcStrides = s.strides
-        forEachIndexed(index, dim: d, op: "scatter", dimSize: shape.isEmpty ? 1 : shape[d]) { lin, coords, t in
-            var off = 0, srcOff = s.storageOffset
-            for k in 0..<coords.count {
-                off += (k == d ? t : coords[k]) * outStrides[k]
-                srcOff += coords[k] * srcStrides[k]   // src is read at the index position's coordinates
-            }
-            if accumulate {
-                switch dtype {
-                case .float32: out.pointer(Float.self)[off] += s.storage.data.assumingMemoryBound(to: Float.self)[srcOff]
-                case .float64: out.pointer(Double.self)[off] += s.storage.data.assumingMemoryBound(to: Double.self)[srcOff]
-                case .int64: out.pointer(Int64.self)[off] += s.storage.data.assumingMemoryBound(to: Int64.self)[srcOff]
-                case .int32: out.pointer(Int32.self)[off] += s.storage.data.assumingMemoryBound(to: Int32.self)[srcOff]
-                default: preconditionFailure("scatter_add: unsupported dtype \(dtype)")
-                }
-            } else {
-                (out.storage.data + off * item).copyMemory(from: s.storage.data + srcOff * item, byteCount: item)
-            }
-        }
     }
 }
 
