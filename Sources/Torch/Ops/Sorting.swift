@@ -39,135 +39,6 @@ enum RowSelection {
     }
 }
 
-/// Orders (value, original position) pairs without NaNs: by value, ties by position (so every sort is stable).
-@inline(__always) private func ascendingPair<T: NumericElement>(_ a: (T, Int), _ b: (T, Int)) -> Bool {
-    a.0 < b.0 || (a.0 == b.0 && a.1 < b.1)
-}
-@inline(__always) private func descendingPair<T: NumericElement>(_ a: (T, Int), _ b: (T, Int)) -> Bool {
-    a.0 > b.0 || (a.0 == b.0 && a.1 < b.1)
-}
-
-/// Rearranges `buf` so that `buf[k]` is the element a full sort would put there, smaller ones before it
-/// and larger ones after (nth_element, Hoare partition with median-of-three pivots).
-@inline(__always)
-private func partialSelect<E>(_ buf: UnsafeMutableBufferPointer<E>, _ k: Int, _ less: (E, E) -> Bool) {
-    var lo = 0, hi = buf.count - 1
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2
-        if less(buf[mid], buf[lo]) { buf.swapAt(mid, lo) }
-        if less(buf[hi], buf[lo]) { buf.swapAt(hi, lo) }
-        if less(buf[hi], buf[mid]) { buf.swapAt(hi, mid) }
-        let pivot = buf[mid]
-        var i = lo, j = hi
-        while i <= j {
-            while less(buf[i], pivot) { i += 1 }
-            while less(pivot, buf[j]) { j -= 1 }
-            if i <= j { buf.swapAt(i, j); i += 1; j -= 1 }
-        }
-        if k <= j { hi = j } else if k >= i { lo = i } else { return }
-    }
-}
-
-/// Puts the first `k` elements of the sorted order of `buf` (in original-position order on entry), sorted,
-/// into `buf[0..<k]`. Small `k`: one insertion pass; otherwise selection then a sort of the head.
-@inline(__always)
-private func sortedHead<E>(_ buf: UnsafeMutableBufferPointer<E>, _ k: Int, _ less: (E, E) -> Bool) {
-    let n = buf.count
-    if k <= 0 { return }
-    if k >= n {
-        var all = buf
-        all.sort(by: less)
-        return
-    }
-    var head = UnsafeMutableBufferPointer(rebasing: buf[0..<k])
-    if k <= 64 && k * 16 <= n {
-        head.sort(by: less)
-        for i in k..<n {
-            let e = buf[i]
-            if !less(e, buf[k - 1]) { continue }
-            var j = k - 1
-            while j > 0 && less(e, buf[j - 1]) { buf[j] = buf[j - 1]; j -= 1 }
-            buf[j] = e
-        }
-        return
-    }
-    partialSelect(buf, k - 1, less)
-    head.sort(by: less)
-}
-
-/// Sorts or selects within each contiguous row of `n` elements, writing `selection.outputCount` values
-/// and original positions per row. NaNs are set aside first (they order as the largest value), so the
-/// comparisons in the hot loops are plain.
-private func rowKernel<T: NumericElement>(_ src: UnsafePointer<T>, rows: Int, n: Int, descending: Bool,
-                                          _ selection: RowSelection,
-                                          _ vals: UnsafeMutablePointer<T>, _ idx: UnsafeMutablePointer<Int64>) {
-    let k = selection.outputCount(rowLength: n)
-    let logn = max(1, Int.bitWidth - n.leadingZeroBitCount)
-    parallelFor(rows, grain: max(1, elementwiseGrain / max(n * logn, 1))) { lo, hi in
-        let buf = UnsafeMutableBufferPointer<(T, Int)>.allocate(capacity: max(n, 1))
-        defer { buf.deallocate() }
-        for r in lo..<hi {
-            let row = src + r * n
-            var nanCount = 0, firstNaN = -1
-            for i in 0..<n where row[i] != row[i] {
-                if firstNaN < 0 { firstNaN = i }
-                nanCount += 1
-            }
-            let ov = vals + r * k, oi = idx + r * k
-            if case .median(let ignoreNaN) = selection, nanCount > 0 && (!ignoreNaN || nanCount == n) {
-                ov[0] = row[firstNaN]; oi[0] = Int64(firstNaN)
-                continue
-            }
-            // Full sorted order = [NaNs][numbers] when descending, [numbers][NaNs] when ascending.
-            let m = n - nanCount
-            let numStart = descending ? nanCount : 0, nanStart = descending ? 0 : m
-            var a = numStart, b = nanStart
-            for i in 0..<n {
-                let v = row[i]
-                if v != v { buf[b] = (v, i); b += 1 } else { buf[a] = (v, i); a += 1 }
-            }
-            let nums = UnsafeMutableBufferPointer(rebasing: buf[numStart..<(numStart + m)])
-            /// Sorts the first `count` of the numbers' order into place.
-            func head(_ count: Int) {
-                let c = min(max(count, 0), m)
-                if descending { sortedHead(nums, c, descendingPair) } else { sortedHead(nums, c, ascendingPair) }
-            }
-            func select(_ p: Int) {
-                if descending { partialSelect(nums, p, descendingPair) } else { partialSelect(nums, p, ascendingPair) }
-            }
-            func emit(_ count: Int) {
-                for i in 0..<count { ov[i] = buf[i].0; oi[i] = Int64(buf[i].1) }
-            }
-            switch selection {
-            case .all:
-                head(m)
-                emit(n)
-            case .first(let kk):
-                head(kk - (descending ? nanCount : 0))
-                emit(kk)
-            case .position(let p):
-                let q = p - numStart
-                if q >= 0 && q < m { select(q) }
-                ov[0] = buf[p].0; oi[0] = Int64(buf[p].1)
-            case .median:
-                let p = (m - 1) / 2
-                select(p)
-                ov[0] = nums[p].0; oi[0] = Int64(nums[p].1)
-            case .mode:
-                head(m)
-                var best = 0, bestCount = 0, i = 0
-                while i < n {
-                    var j = i
-                    while j + 1 < n && buf[j + 1].0 == buf[i].0 { j += 1 }
-                    if j - i + 1 > bestCount { bestCount = j - i + 1; best = j }
-                    i = j + 1
-                }
-                ov[0] = buf[best].0; oi[0] = Int64(buf[best].1)
-            }
-        }
-    }
-}
-
 /// The element type sort kernels run in (bool as uint8, half types as float32).
 private func sortComputeType(_ dt: DType) -> DType {
     switch dt {
@@ -181,35 +52,30 @@ private func sortComputeType(_ dt: DType) -> DType {
 /// `dim` of size `selection.outputCount` (kept even when it is 1).
 func sortAlongDim(_ x: Tensor, _ d: Int, descending: Bool, _ selection: RowSelection) -> (Tensor, Tensor) {
     torch.noGrad {
-        if case .cuda = x.device { return deviceSortAlongDim(x, d, descending: descending, selection) }
-        let n = x.shape[d]
-        let rank = x.dim
-        let perm = (0..<rank).filter { $0 != d } + [d]
-        let compute = sortComputeType(x.dtype)
-        let rowsT = (d == rank - 1 ? x : x.permute(perm)).to(compute).contiguous()
-        let outer = perm.dropLast().map { x.shape[$0] }
-        let rows = shapeNumel(outer)
-        let k = selection.outputCount(rowLength: n)
-        let vals = Tensor(uninitializedShape: outer + [k], dtype: compute)
-        let idx = Tensor(uninitializedShape: outer + [k], dtype: .int64)
-        if rows * k > 0 {
-            func run<T: NumericElement>(_: T.Type) {
-                rowKernel(UnsafePointer(rowsT.pointer(T.self)), rows: rows, n: n, descending: descending, selection,
-                          vals.pointer(T.self), idx.pointer(Int64.self))
-            }
-            switch compute {
-            case .float32: run(Float.self)
-            case .float64: run(Double.self)
-            case .int64: run(Int64.self)
-            case .int32: run(Int32.self)
-            default: run(UInt8.self)
-            }
+        switch x.device {
+        case .cpu: return hostSortAlongDim(x, d, descending: descending, selection)
+        case .cuda: return deviceSortAlongDim(x, d, descending: descending, selection)
         }
-        var v = vals, i = idx
-        if d != rank - 1 { v = v.movedim(-1, d).contiguous(); i = i.movedim(-1, d).contiguous() }
-        if compute != x.dtype { v = v.to(x.dtype) }
-        return (v, i)
     }
+}
+
+/// `sortAlongDim` on the CPU: the rows moved to the last dim, sorted or selected by `CPUSorting.selectRows`.
+private func hostSortAlongDim(_ x: Tensor, _ d: Int, descending: Bool, _ selection: RowSelection) -> (Tensor, Tensor) {
+    let n = x.shape[d]
+    let rank = x.dim
+    let perm = (0..<rank).filter { $0 != d } + [d]
+    let compute = sortComputeType(x.dtype)
+    let rowsT = (d == rank - 1 ? x : x.permute(perm)).to(compute).contiguous()
+    let outer = perm.dropLast().map { x.shape[$0] }
+    let rows = shapeNumel(outer)
+    let k = selection.outputCount(rowLength: n)
+    let vals = Tensor(uninitializedShape: outer + [k], dtype: compute)
+    let idx = Tensor(uninitializedShape: outer + [k], dtype: .int64)
+    if rows * k > 0 { CPUSorting.selectRows(rowsT, rows: rows, n: n, descending: descending, selection, values: vals, indices: idx) }
+    var v = vals, i = idx
+    if d != rank - 1 { v = v.movedim(-1, d).contiguous(); i = i.movedim(-1, d).contiguous() }
+    if compute != x.dtype { v = v.to(x.dtype) }
+    return (v, i)
 }
 
 /// `sortAlongDim` on a CUDA device: one stable sort of every row (`CUDASorting`), then the selection's
@@ -362,8 +228,15 @@ public typealias UniqueResult = (output: Tensor, inverse: Tensor?, counts: Tenso
 /// Unique values (or slices along `dim`): the first original position of each group, each element's
 /// group, and the group sizes. `sortFirst` false gives `unique_consecutive`.
 private func uniqueCore(_ x: Tensor, dim: Int?, sortFirst: Bool, op: String) -> (output: Tensor, inverse: Tensor, counts: Tensor) {
-    if _slowPath(x.isCuda) { return deviceUniqueCore(x, dim: dim, sortFirst: sortFirst, op: op) }
-    return torch.noGrad {
+    switch x.device {
+    case .cpu: return hostUniqueCore(x, dim: dim, sortFirst: sortFirst, op: op)
+    case .cuda: return deviceUniqueCore(x, dim: dim, sortFirst: sortFirst, op: op)
+    }
+}
+
+/// `uniqueCore` on the CPU, from host arrays.
+private func hostUniqueCore(_ x: Tensor, dim: Int?, sortFirst: Bool, op: String) -> (output: Tensor, inverse: Tensor, counts: Tensor) {
+    torch.noGrad {
         var order: [Int]
         var starts: [Bool]
         let base: Tensor, d: Int, inverseShape: [Int]
@@ -528,29 +401,6 @@ func searchsortedShapeMessage(boundaries: [Int], input: [Int]) -> String {
     "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions of boundaries tensor and input value tensor must match, but we got boundaries tensor \(shapeString(boundaries)) and input value tensor \(shapeString(input))"
 }
 
-private func searchsortedKernel<T: NumericElement>(_ seq: Tensor, _ values: Tensor, _ out: Tensor, right: Bool, _: T.Type) {
-    let n = seq.shape.last ?? 0
-    let m = values.dim == 0 ? 1 : values.shape[values.dim - 1]
-    let total = values.numel
-    let shared = seq.dim == 1
-    let s = UnsafePointer(seq.pointer(T.self)), v = UnsafePointer(values.pointer(T.self))
-    let o = out.pointer(Int64.self)
-    @inline(__always) func less(_ a: T, _ b: T) -> Bool { a < b || (b != b && a == a) }
-    parallelFor(total, grain: max(1, elementwiseGrain / 16)) { lo, hi in
-        for e in lo..<hi {
-            let row = shared ? s : s + (e / max(m, 1)) * n
-            let x = v[e]
-            var a = 0, b = n
-            while a < b {
-                let mid = (a + b) >> 1
-                // left: first position with row[mid] >= x; right: first with row[mid] > x.
-                if right ? !less(x, row[mid]) : less(row[mid], x) { a = mid + 1 } else { b = mid }
-            }
-            o[e] = Int64(a)
-        }
-    }
-}
-
 extension torch {
     /// Where `input`'s values would be inserted into `sortedSequence` (sorted along its last dim) to keep
     /// it sorted: the first such position (`right: false` / `side: "left"`) or the last.
@@ -579,15 +429,11 @@ extension torch {
             }
             let compute = sortComputeType(DType.promote(seq.dtype, input.dtype))
             let s = seq.to(compute).contiguous(), v = input.to(compute).contiguous()
-            let out = Tensor(uninitializedShape: input.shape, dtype: .int64)
-            if out.numel > 0 {
-                switch compute {
-                case .float32: searchsortedKernel(s, v, out, right: useRight, Float.self)
-                case .float64: searchsortedKernel(s, v, out, right: useRight, Double.self)
-                case .int64: searchsortedKernel(s, v, out, right: useRight, Int64.self)
-                case .int32: searchsortedKernel(s, v, out, right: useRight, Int32.self)
-                default: searchsortedKernel(s, v, out, right: useRight, UInt8.self)
-                }
+            checkSameDevice(s, v)
+            let out: Tensor
+            switch s.device {
+            case .cpu: out = CPUSorting.searchsorted(s, v, right: useRight)
+            case .cuda: s.hostAccessOnDevice()
             }
             return outInt32 ? out.to(.int32) : out
         }
@@ -642,19 +488,11 @@ extension Tensor {
         if lo == hi { lo -= 1; hi += 1 }
         precondition(lo < hi, "torch.histc(): max must be larger than min")
         precondition(lo.isFinite && hi.isFinite, "torch.histc(): range of [\(lo), \(hi)] is not finite")
-        var counts = [Double](repeating: 0, count: bins)
-        func run<T: FloatElement>(_: T.Type) {
-            let p = x.pointer(T.self)
-            let l = T(lo), h = T(hi), nb = T(bins)
-            for i in 0..<x.numel {
-                let e = p[i]
-                if !(e >= l && e <= h) { continue }
-                var b = Int((e - l) / (h - l) * nb)
-                if b >= bins { b = bins - 1 }
-                counts[b] += 1
-            }
+        let counts: [Double]
+        switch x.device {
+        case .cpu: counts = CPUSorting.histogram(x, bins: bins, lo: lo, hi: hi)
+        case .cuda: x.hostAccessOnDevice()
         }
-        if x.dtype == .float64 { run(Double.self) } else { run(Float.self) }
         return Tensor(counts, shape: [bins]).to(dtype)
     }
 }
