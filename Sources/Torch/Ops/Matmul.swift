@@ -1,40 +1,15 @@
-import CTorchKernels
-
 /// Matrix products through the packed GEMM of CTorchKernels: mm, bmm, matmul (every PyTorch case),
 /// mv, dot, addmm, outer.
 
 /// out = alpha * a @ b + beta * out for 2-D views `a` (M×K) and `b` (K×N) of `out.dtype`;
 /// `out` must have contiguous rows.
 func gemm(_ a: Tensor, _ b: Tensor, into out: Tensor, alpha: Double = 1, beta: Double = 0) {
-    let m = a.shape[0], k = a.shape[1], n = b.shape[1]
+    let n = b.shape[1]
     precondition(out.strides.count == 2 && (out.strides[1] == 1 || n <= 1), "gemm: output rows must be contiguous")
-    if _slowPath(out.isCuda) { CUDABlas.gemm(a, b, into: out, alpha: alpha, beta: beta); return }
-    let rsc = out.strides[0]
-    switch out.dtype {
-    case .float32:
-        ct_sgemm(Int64(m), Int64(n), Int64(k), Float(alpha),
-                 a.pointer(Float.self), Int64(a.strides[0]), Int64(a.strides[1]),
-                 b.pointer(Float.self), Int64(b.strides[0]), Int64(b.strides[1]),
-                 Float(beta), out.pointer(Float.self), Int64(rsc))
-    case .float64:
-        ct_dgemm(Int64(m), Int64(n), Int64(k), alpha,
-                 a.pointer(Double.self), Int64(a.strides[0]), Int64(a.strides[1]),
-                 b.pointer(Double.self), Int64(b.strides[0]), Int64(b.strides[1]),
-                 beta, out.pointer(Double.self), Int64(rsc))
-    default:
-        // Integer matrices: exact int64 accumulation.
-        let x = a.to(.int64), y = b.to(.int64)
-        let o = out.dtype == .int64 ? out : Tensor(uninitializedShape: out.shape, dtype: .int64)
-        let px = x.pointer(Int64.self), py = y.pointer(Int64.self), po = o.pointer(Int64.self)
-        for i in 0..<m {
-            for j in 0..<n {
-                var acc: Int64 = 0
-                for t in 0..<k { acc &+= px[i * x.strides[0] + t * x.strides[1]] &* py[t * y.strides[0] + j * y.strides[1]] }
-                let prev = beta == 0 ? 0 : po[i * o.strides[0] + j] &* Int64(beta)
-                po[i * o.strides[0] + j] = Int64(alpha) &* acc &+ prev
-            }
-        }
-        if o !== out { copyKernel(from: o, into: out) }
+    checkSameDevice(out, a, b)
+    switch out.device {
+    case .cpu: CPUBlas.gemm(a, b, into: out, alpha: alpha, beta: beta)
+    case .cuda: CUDABlas.gemm(a, b, into: out, alpha: alpha, beta: beta)
     }
 }
 
@@ -49,11 +24,13 @@ private func gemmType(_ dt: DType, _ device: Device) -> DType {
 /// A 2-D operand GEMM can read directly (one unit stride), else a contiguous copy.
 private func gemmOperand(_ t: Tensor, _ dtype: DType) -> Tensor {
     let c = t.to(dtype)
-    if c.isCuda {
+    switch c.device {
+    case .cpu:
+        if c.strides[1] == 1 || c.strides[0] == 1 || c.shape[0] <= 1 || c.shape[1] <= 1 { return c }
+        return c.contiguousCopy()
+    case .cuda:
         return CUDABlas.readsInPlace(c.shape[0], c.shape[1], c.strides[0], c.strides[1]) ? c : c.contiguousCopy()
     }
-    if c.strides[1] == 1 || c.strides[0] == 1 || c.shape[0] <= 1 || c.shape[1] <= 1 { return c }
-    return c.contiguousCopy()
 }
 
 /// A 3-D CUDA operand cuBLAS's strided-batched GEMM can read directly (each matrix readable in place, any
@@ -135,12 +112,12 @@ extension Tensor {
         let bsz = shape[0]
         let out = Tensor(uninitializedShape: [bsz, shape[1], other.shape[2]], dtype: compute, device: device)
         let a = self.to(compute), b = other.to(compute)
-        if out.isCuda {
-            CUDABlas.gemmBatched(batchedGemmOperand(a), batchedGemmOperand(b), into: out)
-        } else {
+        switch out.device {
+        case .cpu:
             for i in 0..<bsz {
                 gemm(gemmOperand(a.select(0, i), compute), gemmOperand(b.select(0, i), compute), into: out.select(0, i))
             }
+        case .cuda: CUDABlas.gemmBatched(batchedGemmOperand(a), batchedGemmOperand(b), into: out)
         }
         let result = compute == dt ? out : out.to(dt)
         if anyNeedsGrad(self, other) {
