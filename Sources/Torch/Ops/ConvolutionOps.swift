@@ -1,7 +1,7 @@
 /// Convolution ops with autograd: `torch.convolution` (1-, 2- and 3-D, transposed or not, groups, dilation),
 /// behind `F.conv1d/2d/3d` and `F.convTranspose1d/2d/3d`.
 ///
-/// Three kernels (ConvolutionKernels.swift) make every convolution and every derivative of one: a forward
+/// Three kernels (`CPUConvolution` / `CUDAConvolution`) make every convolution and every derivative of one: a forward
 /// convolution (`smallFromBig`), its adjoint (`bigFromSmall`, the transposed convolution) and the weight
 /// gradient. Each is recorded with a backward written in the other two, so the set is closed under
 /// differentiation and second derivatives (`createGraph`) work like PyTorch's `ConvolutionBackwardBackward0`.
@@ -23,33 +23,6 @@ struct ConvProblem {
 /// `t`'s values as a contiguous tensor of `t`'s dtype, not recorded (t itself when already contiguous).
 private func contiguousOperand(_ t: Tensor) -> Tensor { t.isContiguous ? t : t.contiguousCopy() }
 
-/// Runs `body` with the kernel element type of `dtype` (float32 or float64).
-private func withConvElement(_ dtype: DType, _ op: String, _ body: (any ConvElement.Type) -> Void) {
-    switch dtype {
-    case .float32: body(Float.self)
-    case .float64: body(Double.self)
-    default: preconditionFailure("\(op): expected a floating point tensor (float32 or float64), got \(dtype)")
-    }
-}
-
-/// A weight cut down to the taps of a convolution that read its input (ConvolutionTapCropping.swift), with the
-/// geometry that goes with it. The forward makes it and its backward reuses it for the input gradient, so a weight
-/// with dead taps is cropped once per step instead of twice: 33 MB of strided reads a step for ResNet-18's last
-/// stage on 32×32 images, whose 3×3 convolutions on 1×1 planes keep only their centre tap.
-struct ConvWeightCrop {
-    let weight: Tensor
-    let geometry: ConvGeometry
-
-    /// The crop of the contiguous `weight` for `g`, or nil when every tap is live.
-    init?<T: ConvElement>(_ weight: Tensor, _ g: ConvGeometry, _: T.Type) {
-        guard let taps = g.liveTaps else { return nil }
-        geometry = g.cropped(to: taps)
-        self.weight = Tensor(uninitializedShape: [g.smallChannels * geometry.colRows], dtype: weight.dtype)
-        copyLiveTaps(weight.pointer(T.self), self.weight.pointer(T.self), rows: g.smallChannels * g.bigChannels / g.groups,
-                     kernel: g.kernel, taps: taps, toCropped: true)
-    }
-}
-
 /// Y = conv(X, W) + bias. Recorded as `name`.
 /// `outputPadding` is given for `torch.convolution`'s own node, which lists PyTorch's `_saved_` attributes.
 /// `crop` is `weight`'s crop for `p` when the caller has it (the kernel then reads it instead of cropping again).
@@ -60,17 +33,10 @@ func convSmallFromBig(_ big: Tensor, _ weight: Tensor, bias: Tensor?, _ p: ConvP
     let x = contiguousOperand(big), w = contiguousOperand(weight), b = bias.map(contiguousOperand)
     var crop = crop
     let out: Tensor
-    if big.isCuda {
-        out = torch.noGrad { CUDAConvolution.smallFromBig(x, w, bias: b, p.geometry, outShape: p.smallShape(batch: n)) }
-    } else {
-        out = Tensor(uninitializedShape: p.smallShape(batch: n), dtype: big.dtype)
-        func run<T: ConvElement>(_: T.Type) {
-            if crop == nil { crop = ConvWeightCrop(w, p.geometry, T.self) }
-            convSmallFromBigKernel(UnsafePointer(x.pointer(T.self)), UnsafePointer((crop?.weight ?? w).pointer(T.self)),
-                                   bias: b.map { UnsafePointer($0.pointer(T.self)) }, out.pointer(T.self), batch: n,
-                                   crop?.geometry ?? p.geometry)
-        }
-        withConvElement(big.dtype, "conv") { run($0) }
+    checkSameDevice(x, w)
+    switch x.device {
+    case .cpu: out = CPUConvolution.smallFromBig(x, w, bias: b, p.geometry, outShape: p.smallShape(batch: n), crop: &crop)
+    case .cuda: out = torch.noGrad { CUDAConvolution.smallFromBig(x, w, bias: b, p.geometry, outShape: p.smallShape(batch: n)) }
     }
     var inputs = [big, weight]
     if let bias { inputs.append(bias) }
@@ -99,17 +65,10 @@ func convBigFromSmall(_ small: Tensor, _ weight: Tensor, bias: Tensor?, _ p: Con
     let y = contiguousOperand(small), w = contiguousOperand(weight), b = bias.map(contiguousOperand)
     var crop = crop
     let out: Tensor
-    if small.isCuda {
-        out = torch.noGrad { CUDAConvolution.bigFromSmall(y, w, bias: b, p.geometry, outShape: p.bigShape(batch: n)) }
-    } else {
-        out = Tensor(uninitializedShape: p.bigShape(batch: n), dtype: small.dtype)
-        func run<T: ConvElement>(_: T.Type) {
-            if crop == nil { crop = ConvWeightCrop(w, p.geometry, T.self) }
-            convBigFromSmallKernel(UnsafePointer(y.pointer(T.self)), UnsafePointer((crop?.weight ?? w).pointer(T.self)),
-                                   bias: b.map { UnsafePointer($0.pointer(T.self)) }, out.pointer(T.self), batch: n,
-                                   crop?.geometry ?? p.geometry)
-        }
-        withConvElement(small.dtype, "conv_transpose") { run($0) }
+    checkSameDevice(y, w)
+    switch y.device {
+    case .cpu: out = CPUConvolution.bigFromSmall(y, w, bias: b, p.geometry, outShape: p.bigShape(batch: n), crop: &crop)
+    case .cuda: out = torch.noGrad { CUDAConvolution.bigFromSmall(y, w, bias: b, p.geometry, outShape: p.bigShape(batch: n)) }
     }
     var inputs = [small, weight]
     if let bias { inputs.append(bias) }
@@ -148,15 +107,10 @@ private func convolutionAttributes(_ p: ConvProblem, transposed: Bool, outputPad
 func convWeightGrad(_ small: Tensor, _ big: Tensor, _ p: ConvProblem) -> Tensor {
     let y = contiguousOperand(small), x = contiguousOperand(big)
     let out: Tensor
-    if small.isCuda {
-        out = torch.noGrad { CUDAConvolution.weightGrad(y, x, p.geometry, weightShape: p.weightShape) }
-    } else {
-        out = Tensor(uninitializedShape: p.weightShape, dtype: small.dtype)
-        func run<T: ConvElement>(_: T.Type) {
-            convWeightGradKernel(UnsafePointer(y.pointer(T.self)), UnsafePointer(x.pointer(T.self)), out.pointer(T.self),
-                                 batch: small.shape[0], p.geometry)
-        }
-        withConvElement(small.dtype, "conv_backward") { run($0) }
+    checkSameDevice(y, x)
+    switch y.device {
+    case .cpu: out = CPUConvolution.weightGrad(y, x, p.geometry, weightShape: p.weightShape)
+    case .cuda: out = torch.noGrad { CUDAConvolution.weightGrad(y, x, p.geometry, weightShape: p.weightShape) }
     }
     if anyNeedsGrad(small, big) {
         let needY = small._requiresGrad, needX = big._requiresGrad
@@ -204,7 +158,7 @@ extension torch {
             precondition(bias.dtype == input.dtype, "Input type (\(input.legacyTypeName)) and bias type (\(bias.legacyTypeName)) should be the same")
         }
         precondition(groups > 0, "\(op): non-positive groups is not supported")
-        if !input.isCuda && (input.dtype == .float16 || input.dtype == .bfloat16) {
+        if input.device == .cpu && (input.dtype == .float16 || input.dtype == .bfloat16) {
             // The CPU kernels are float32/float64: half-precision convolutions (autocast's) run in float32 and round
             // the result, so accumulation is float32 as in PyTorch's. (CUDA runs them in cuDNN, or likewise widened:
             // CUDAConvolution.)

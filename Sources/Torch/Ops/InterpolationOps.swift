@@ -12,44 +12,21 @@ private func contiguousOperand(_ t: Tensor, _ dt: DType) -> Tensor {
 
 /// Runs the resampling kernel (or its adjoint) over `x` viewed as `[outer, size(dim), inner]`, writing a tensor
 /// whose `dim` has `outLength`: the op family's one dispatch point, to `CUDAResampling` for CUDA tensors and to
-/// the CPU kernels (Backend/CPU/InterpolationKernels.swift) otherwise.
+/// `CPUResampling` (Backend/CPU/InterpolationKernels.swift) otherwise.
 private func runResampling(_ x: Tensor, dim: Int, outLength: Int, taps: ResamplingTaps, adjoint: Bool) -> Tensor {
     let ct = x.dtype.computeType
     precondition(ct == .float32 || ct == .float64, "interpolate: unsupported dtype \(x.dtype)")
     let src = contiguousOperand(x, ct)
     var shape = x.shape
-    let inLength = shape[dim]
     shape[dim] = outLength
     let out = Tensor(uninitializedShape: shape, dtype: ct, device: x.device)
     let outer = shape[..<dim].reduce(1, *), inner = shape[(dim + 1)...].reduce(1, *)
-    // The kernels see the taps as (input length, output length) of the forward resampling.
-    let (inSize, outSize) = adjoint ? (outLength, inLength) : (inLength, outLength)
-    func run<T: FloatElement>(_: T.Type) {
-        let index = taps.index.map { Int($0) }
-        let weight = taps.weight.map { $0.map { T($0) } } ?? [T](repeating: 1, count: index.count)
-        index.withUnsafeBufferPointer { ip in
-            weight.withUnsafeBufferPointer { wp in
-                if adjoint {
-                    resampleAdjointKernel(UnsafePointer(src.pointer(T.self)), out.pointer(T.self), outer: outer, inSize: inSize,
-                                          outSize: outSize, inner: inner, taps: taps.count, index: ip.baseAddress!, weight: wp.baseAddress!)
-                } else {
-                    resampleForwardKernel(UnsafePointer(src.pointer(T.self)), out.pointer(T.self), outer: outer, inSize: inSize,
-                                          outSize: outSize, inner: inner, taps: taps.count, index: ip.baseAddress!, weight: wp.baseAddress!)
-                }
-            }
-        }
-    }
     if outer > 0 && inner > 0 && outLength > 0 {
-        if x.isCuda {
-            if adjoint {
-                CUDAResampling.adjoint(src, into: out, dim: dim, taps: taps)
-            } else {
-                CUDAResampling.forward(src, into: out, dim: dim, taps: taps)
-            }
-        } else if ct == .float32 {
-            run(Float.self)
-        } else {
-            run(Double.self)
+        switch (x.device, adjoint) {
+        case (.cpu, false): CPUResampling.forward(src, into: out, dim: dim, taps: taps)
+        case (.cpu, true): CPUResampling.adjoint(src, into: out, dim: dim, taps: taps)
+        case (.cuda, false): CUDAResampling.forward(src, into: out, dim: dim, taps: taps)
+        case (.cuda, true): CUDAResampling.adjoint(src, into: out, dim: dim, taps: taps)
         }
     } else if out.numel > 0 {
         _ = torch.noGrad { out.zero_() }

@@ -25,15 +25,6 @@ struct PoolSpec {
 /// `t`'s values contiguous (t itself when it is), not recorded.
 private func contiguousValues(_ t: Tensor) -> Tensor { t.isContiguous ? t : t.contiguousCopy() }
 
-/// Runs `body` with the element type of a floating `dtype`.
-private func withPoolElement(_ dtype: DType, _ op: String, _ body: (any FloatElement.Type) -> Void) {
-    switch dtype {
-    case .float32: body(Float.self)
-    case .float64: body(Double.self)
-    default: preconditionFailure("\"\(op)\" not implemented for '\(dtype.name.capitalized)'")
-    }
-}
-
 /// A pooling kernel's output of `shape` from `x`: `kernel(x, out)` writes it for float32/float64; float16 and
 /// bfloat16 run the kernel on float32 copies and round the result (exact for max pooling; float32 sums for
 /// average pooling, as PyTorch accumulates).
@@ -164,16 +155,12 @@ func maxPoolClamped(_ input: Tensor, _ spec: PoolSpec, lo: Double, hi: Double) -
 private func maxPoolCompute(_ input: Tensor, _ spec: PoolSpec, indices: Tensor?, clamp: (lo: Double, hi: Double)? = nil) -> Tensor {
     let planes = spec.planes(input.shape)
     return poolKernelOutput(contiguousValues(input), shape: spec.outputShape(input.shape)) { x, out in
-        if input.isCuda {
+        switch x.device {
+        case .cpu: CPUPooling.maxForward(x, into: out, indices: indices, planes: planes, spec.geometry, clamp: clamp)
+        case .cuda:
             CUDAPooling.maxForward(x, into: out, indices: indices, planes: planes, spec.geometry)
             if let clamp { torch.noGrad { _ = out.clamp_(min: clamp.lo, max: clamp.hi) } }
-            return
         }
-        func run<T: FloatElement>(_: T.Type) {
-            maxPoolForwardKernel(UnsafePointer(x.pointer(T.self)), out.pointer(T.self), indices?.pointer(Int64.self), planes: planes,
-                                 spec.geometry, clamp: clamp.map { (T($0.lo), T($0.hi)) })
-        }
-        withPoolElement(x.dtype, "max_pool") { run($0) }
     }
 }
 
@@ -182,19 +169,18 @@ func maxPoolScatter(_ g: Tensor, _ indices: Tensor, _ spec: PoolSpec, inputShape
     let gy = contiguousValues(g)
     let planes = spec.planes(inputShape)
     let out: Tensor
-    if g.isCuda {
+    checkSameDevice(g, indices)
+    switch g.device {
+    case .cpu:
+        out = poolKernelOutput(gy, shape: inputShape) { gy, out in
+            CPUPooling.maxBackward(gy, indices: indices, into: out, planes: planes, inPlane: spec.geometry.inPlane,
+                                   outPlane: spec.geometry.outPlane)
+        }
+    case .cuda:
         let offsets = CUDAPooling.flatOffsets(indices, planes: planes, inPlane: spec.geometry.inPlane, outPlane: spec.geometry.outPlane)
         out = torch.noGrad {
             torch.zeros([shapeNumel(inputShape)], dtype: g.dtype, device: g.device).indexAdd_(0, offsets, gy.reshape([-1]))
                 .view(inputShape)
-        }
-    } else {
-        out = poolKernelOutput(gy, shape: inputShape) { gy, out in
-            func run<T: FloatElement>(_: T.Type) {
-                maxPoolBackwardKernel(UnsafePointer(gy.pointer(T.self)), UnsafePointer(indices.pointer(Int64.self)), out.pointer(T.self),
-                                      planes: planes, inPlane: spec.geometry.inPlane, outPlane: spec.geometry.outPlane)
-            }
-            withPoolElement(gy.dtype, "max_pool_backward") { run($0) }
         }
     }
     if g.needsGrad {
@@ -211,21 +197,15 @@ func maxPoolGather(_ t: Tensor, _ indices: Tensor, _ spec: PoolSpec) -> Tensor {
     let inShape = t.shape
     let planes = spec.planes(inShape), inPlane = spec.geometry.inPlane, outPlane = spec.geometry.outPlane
     let out: Tensor
-    if t.isCuda {
+    checkSameDevice(t, indices)
+    switch t.device {
+    case .cpu:
+        out = poolKernelOutput(x, shape: indices.shape) { x, out in
+            CPUPooling.maxGather(x, indices: indices, into: out, planes: planes, inPlane: inPlane, outPlane: outPlane)
+        }
+    case .cuda:
         let offsets = CUDAPooling.flatOffsets(indices, planes: planes, inPlane: inPlane, outPlane: outPlane)
         out = torch.noGrad { x.reshape([-1]).take(offsets).view(indices.shape) }
-    } else {
-        out = poolKernelOutput(x, shape: indices.shape) { x, out in
-            func run<T: FloatElement>(_: T.Type) {
-                let xp = x.pointer(T.self), op = out.pointer(T.self), ip = indices.pointer(Int64.self)
-                parallelFor(planes, grain: Swift.max(1, elementwiseGrain / Swift.max(outPlane, 1))) { lo, hi in
-                    for p in lo..<hi {
-                        for o in 0..<outPlane { op[p * outPlane + o] = xp[p * inPlane + Int(ip[p * outPlane + o])] }
-                    }
-                }
-            }
-            withPoolElement(x.dtype, "max_pool_gather") { run($0) }
-        }
     }
     if t.needsGrad {
         record("GatherBackward0", out, inputs: [t]) { _, g in [maxPoolScatter(g, indices, spec, inputShape: inShape)] }
@@ -239,16 +219,14 @@ func maxPoolGather(_ t: Tensor, _ indices: Tensor, _ spec: PoolSpec) -> Tensor {
 func averagePool(_ input: Tensor, _ spec: PoolSpec, name: String) -> Tensor {
     let planes = spec.planes(input.shape)
     let out = poolKernelOutput(contiguousValues(input), shape: spec.outputShape(input.shape)) { x, out in
-        if input.isCuda {
+        switch x.device {
+        case .cpu:
+            CPUPooling.averageForward(x, into: out, planes: planes, spec.geometry, countIncludePad: spec.countIncludePad,
+                                      divisorOverride: spec.divisorOverride)
+        case .cuda:
             CUDAPooling.averageForward(x, into: out, planes: planes, spec.geometry, countIncludePad: spec.countIncludePad,
                                        divisorOverride: spec.divisorOverride)
-            return
         }
-        func run<T: FloatElement>(_: T.Type) {
-            avgPoolForwardKernel(UnsafePointer(x.pointer(T.self)), out.pointer(T.self), planes: planes, spec.geometry,
-                                 countIncludePad: spec.countIncludePad, divisorOverride: spec.divisorOverride)
-        }
-        withPoolElement(x.dtype, "avg_pool") { run($0) }
     }
     if input.needsGrad {
         let inShape = input.shape
@@ -263,16 +241,14 @@ func averagePool(_ input: Tensor, _ spec: PoolSpec, name: String) -> Tensor {
 func averagePoolAdjoint(_ g: Tensor, _ spec: PoolSpec, inputShape: [Int]) -> Tensor {
     let planes = spec.planes(inputShape)
     let out = poolKernelOutput(contiguousValues(g), shape: inputShape) { gy, out in
-        if g.isCuda {
+        switch gy.device {
+        case .cpu:
+            CPUPooling.averageBackward(gy, into: out, planes: planes, spec.geometry, countIncludePad: spec.countIncludePad,
+                                       divisorOverride: spec.divisorOverride)
+        case .cuda:
             CUDAPooling.averageBackward(gy, into: out, planes: planes, spec.geometry, countIncludePad: spec.countIncludePad,
                                         divisorOverride: spec.divisorOverride)
-            return
         }
-        func run<T: FloatElement>(_: T.Type) {
-            avgPoolBackwardKernel(UnsafePointer(gy.pointer(T.self)), out.pointer(T.self), planes: planes, spec.geometry,
-                                  countIncludePad: spec.countIncludePad, divisorOverride: spec.divisorOverride)
-        }
-        withPoolElement(gy.dtype, "avg_pool_backward") { run($0) }
     }
     if g.needsGrad {
         record("AvgPool\(spec.nameDims)BackwardBackward0", out, inputs: [g]) { _, gg in

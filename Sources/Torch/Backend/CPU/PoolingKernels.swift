@@ -1,12 +1,76 @@
 import CTorchKernels
 
-/// Pooling kernels over up to three spatial dims (1-D and 2-D pooling are 3-D pooling with leading sizes 1):
+/// The CPU pooling kernels (`CPUPooling`, whose CUDA twin is `CUDAPooling`) over up to three spatial dims (1-D and 2-D pooling are 3-D pooling with leading sizes 1):
 /// max pooling with saved argmax indices, average pooling with PyTorch's divisor rules, and their backward
 /// passes. Work is split over the (N·C) planes, each plane independent, so the backward scatter needs no locks.
 ///
 /// The inner loops read each axis's window table (first input index inside the window, number of window
 /// elements inside the input) through raw pointers: no array bounds checks or copies per output element,
 /// which made the earlier array-based loop ~10× slower than the memory traffic allows.
+
+enum CPUPooling {
+    /// Max pooling of contiguous `x` into `out` (planes × output plane), indices into `indices` when given, each
+    /// output row clamped to `clamp` as it is written.
+    static func maxForward(_ x: Tensor, into out: Tensor, indices: Tensor?, planes: Int, _ g: PoolGeometry,
+                           clamp: (lo: Double, hi: Double)?) {
+        func run<T: FloatElement>(_: T.Type) {
+            maxPoolForwardKernel(UnsafePointer(x.pointer(T.self)), out.pointer(T.self), indices?.pointer(Int64.self), planes: planes,
+                                 g, clamp: clamp.map { (T($0.lo), T($0.hi)) })
+        }
+        withPoolElement(x.dtype, "max_pool") { run($0) }
+    }
+
+    /// Max pooling's backward: `gy` (contiguous, output-shaped) scattered to the saved max positions of `out`.
+    static func maxBackward(_ gy: Tensor, indices: Tensor, into out: Tensor, planes: Int, inPlane: Int, outPlane: Int) {
+        func run<T: FloatElement>(_: T.Type) {
+            maxPoolBackwardKernel(UnsafePointer(gy.pointer(T.self)), UnsafePointer(indices.pointer(Int64.self)), out.pointer(T.self),
+                                  planes: planes, inPlane: inPlane, outPlane: outPlane)
+        }
+        withPoolElement(gy.dtype, "max_pool_backward") { run($0) }
+    }
+
+    /// The adjoint of `maxBackward`: contiguous `x` (input-shaped) read at the saved max positions into `out`.
+    static func maxGather(_ x: Tensor, indices: Tensor, into out: Tensor, planes: Int, inPlane: Int, outPlane: Int) {
+        func run<T: FloatElement>(_: T.Type) {
+            let xp = x.pointer(T.self), op = out.pointer(T.self), ip = indices.pointer(Int64.self)
+            parallelFor(planes, grain: Swift.max(1, elementwiseGrain / Swift.max(outPlane, 1))) { lo, hi in
+                for p in lo..<hi {
+                    for o in 0..<outPlane { op[p * outPlane + o] = xp[p * inPlane + Int(ip[p * outPlane + o])] }
+                }
+            }
+        }
+        withPoolElement(x.dtype, "max_pool_gather") { run($0) }
+    }
+
+    /// Average pooling of contiguous `x` into `out`.
+    static func averageForward(_ x: Tensor, into out: Tensor, planes: Int, _ g: PoolGeometry, countIncludePad: Bool,
+                               divisorOverride: Int?) {
+        func run<T: FloatElement>(_: T.Type) {
+            avgPoolForwardKernel(UnsafePointer(x.pointer(T.self)), out.pointer(T.self), planes: planes, g,
+                                 countIncludePad: countIncludePad, divisorOverride: divisorOverride)
+        }
+        withPoolElement(x.dtype, "avg_pool") { run($0) }
+    }
+
+    /// The gradient of average pooling: `gy` (contiguous, output-shaped) spread into `gx` (input-shaped).
+    static func averageBackward(_ gy: Tensor, into gx: Tensor, planes: Int, _ g: PoolGeometry, countIncludePad: Bool,
+                                divisorOverride: Int?) {
+        func run<T: FloatElement>(_: T.Type) {
+            avgPoolBackwardKernel(UnsafePointer(gy.pointer(T.self)), gx.pointer(T.self), planes: planes, g,
+                                  countIncludePad: countIncludePad, divisorOverride: divisorOverride)
+        }
+        withPoolElement(gy.dtype, "avg_pool_backward") { run($0) }
+    }
+}
+
+/// Runs `body` with the element type of a floating `dtype`.
+private func withPoolElement(_ dtype: DType, _ op: String, _ body: (any FloatElement.Type) -> Void) {
+    switch dtype {
+    case .float32: body(Float.self)
+    case .float64: body(Double.self)
+    default: preconditionFailure("\"\(op)\" not implemented for '\(dtype.name.capitalized)'")
+    }
+}
 
 /// The window of each output position along one dim: the first input index, the step between window elements,
 /// and the range of window elements that fall inside the input.
