@@ -167,6 +167,23 @@ extension ONNXOps {
         }
         pool("MaxPool", isMax: true)
         pool("AveragePool", isMax: false)
+        t["LpPool"] = { node, ins in
+            let x = try ins.x(0)
+            let sd = x.dim - 2
+            guard sd >= 1, sd <= 3, x.isFloatingPoint else { throw node.fail("LpPool of a \(x.dim)-D \(x.dtype) input") }
+            guard let k = try node.ints("kernel_shape"), k.count == sd, k.allSatisfy({ $0 > 0 }) else { throw node.fail("kernel_shape is required, one per spatial dim") }
+            let strides = try node.ints("strides") ?? ones(sd), dil = try node.ints("dilations") ?? ones(sd)
+            guard strides.count == sd, strides.allSatisfy({ $0 > 0 }) else { throw node.fail("strides") }
+            guard dil.allSatisfy({ $0 == 1 }) else { throw ONNXError.unsupportedOperator(op: "LpPool (dilations)", domain: "", opset: node.opset, node: node.label) }
+            let p = Double(try node.int("p", 2))
+            guard p > 0 else { throw node.fail("p must be positive") }
+            let pads = try spatialPads(node, input: Array(x.shape[2...]), kernel: k, strides: strides, dilations: dil)
+            for i in 0..<sd where x.shape[2 + i] + pads[i] + pads[i + sd] < k[i] { throw node.fail("kernel \(k) larger than the padded input \(x.shape)") }
+            let xp = F.pad(x.abs().pow(p), torchPadList(pads, sd))
+            let avg = F.avgPool(xp, dims: sd, kernelSize: k, stride: strides, padding: 0,
+                                ceilMode: try node.int("ceil_mode", 0) != 0, countIncludePad: true)
+            return [(avg * Double(k.reduce(1, *))).pow(1 / p)]
+        }
         t["GlobalAveragePool"] = { node, ins in
             let x = try ins.x(0)
             guard x.dim >= 2 else { throw node.fail("needs rank ≥ 2") }
@@ -248,6 +265,26 @@ extension ONNXOps {
             }
             return [x, torch.ones(x.shape, dtype: .bool, device: x.device)]
         }
+        t["GridSample"] = { node, ins in
+            let x = try ins.x(0), grid = try ins.x(1)
+            let m = try node.string("mode", node.opset >= 20 ? "linear" : "bilinear")
+            let mode: F.GridSampleMode
+            switch m {
+            case "linear", "bilinear": mode = .bilinear
+            case "nearest": mode = .nearest
+            case "cubic", "bicubic": mode = .bicubic
+            default: throw node.fail("mode '\(m)'")
+            }
+            guard let padding = F.GridSamplePadding(rawValue: try node.string("padding_mode", "zeros")) else {
+                throw node.fail("padding_mode")
+            }
+            do {
+                try F.gridSampleCheck(inputShape: x.shape, gridShape: grid.shape, inputDType: x.dtype, gridDType: grid.dtype, mode: mode)
+            } catch {
+                throw ONNXError.unsupportedOperator(op: "GridSample (\(error))", domain: "", opset: node.opset, node: node.label)
+            }
+            return [F.gridSample(x, grid, mode: mode, paddingMode: padding, alignCorners: try node.int("align_corners", 0) != 0)]
+        }
         t["Resize"] = { node, ins in try resize(node, ins, upsample: false) }
         t["Upsample"] = { node, ins in try resize(node, ins, upsample: true) }
         return t
@@ -270,7 +307,7 @@ extension ONNXOps {
         switch autoPad {
         case "NOTSET":
             let p = try node.ints("pads") ?? zeros(2 * sd)
-            guard p.count == 2 * sd, p.allSatisfy({ $0 >= 0 }) else { throw node.fail("pads \(p) for \(sd) spatial dims") }
+            guard p.count == 2 * sd, p.allSatisfy({ $0 >= 0 && $0 <= 1 << 16 }) else { throw node.fail("pads \(p) for \(sd) spatial dims") }
             return p
         case "VALID": return zeros(2 * sd)
         case "SAME_UPPER", "SAME_LOWER":

@@ -289,6 +289,29 @@ extension ONNXOps {
             default: throw node.fail("pad mode '\(mode)'")
             }
         }
+        t["CenterCropPad"] = { node, ins in
+            let x = try ins.x(0)
+            guard let shape = try ins.ints(1) else { throw node.fail("shape is required") }
+            let axes = try (node.ints("axes") ?? Array(0..<x.dim)).map { try node.axis($0, rank: x.dim) }
+            guard shape.count == axes.count, shape.allSatisfy({ $0 >= 0 }) else { throw node.fail("shape \(shape) for axes \(axes)") }
+            var outShape = x.shape
+            for (k, a) in axes.enumerated() { outShape[a] = shape[k] }
+            try checkShape(outShape, node)
+            var r = x
+            for (k, a) in axes.enumerated() {
+                let n = r.shape[a], m = shape[k]
+                if n > m {
+                    r = r.narrow(a, (n - m) / 2, m)
+                } else if n < m {
+                    let before = (m - n) / 2
+                    var padList = [Int](repeating: 0, count: 2 * r.dim)
+                    padList[2 * (r.dim - 1 - a)] = before
+                    padList[2 * (r.dim - 1 - a) + 1] = m - n - before
+                    r = F.pad(r, padList)
+                }
+            }
+            return [r.contiguous()]
+        }
         t["Trilu"] = { node, ins in
             let x = try ins.x(0)
             guard x.dim >= 2 else { throw node.fail("needs rank ≥ 2") }
