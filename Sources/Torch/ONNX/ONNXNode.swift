@@ -142,7 +142,7 @@ typealias ONNXKernel = (ONNXNode, ONNXInputs) throws -> [Tensor]
 enum ONNXOps {
     static let table: [String: ONNXKernel] = {
         var t: [String: ONNXKernel] = [:]
-        for family in [elementwise, activations, reductions, shapeOps, nnOps, losses] {
+        for family in [elementwise, activations, reductions, shapeOps, nnOps, losses, attention] {
             t.merge(family) { a, _ in a }
         }
         return t
