@@ -187,10 +187,7 @@ extension nn.functional {
         }
         if let lo = values.min() { precondition(lo >= 0, "Class values must be non-negative.") }
         if let hi = values.max() { precondition(hi < Int64(n), "Class values must be smaller than num_classes.") }
-        let out = torch.zeros(x.shape + [n], dtype: .int64)
-        let p = out.pointer(Int64.self)
-        for (i, v) in values.enumerated() { p[i * n + Int(v)] = 1 }
-        return out
+        return (x.unsqueeze(-1) .== torch.arange(0, n, device: x.device)).to(.int64)
     }
 
     /// x / max(‖x‖_p, eps) along `dim`.

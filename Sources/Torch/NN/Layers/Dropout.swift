@@ -65,7 +65,10 @@ private func dropoutImpl(_ x: Tensor, p: Double, training: Bool, inplace: Bool, 
         return inplace ? x.mul_(zero) : x * zero
     }
     precondition(!feature || x.dim >= 2, "Feature dropout requires at least 2 dimensions in the input")
-    if !x.storage.isHost { return dropoutOnDevice(x, p: p, inplace: inplace, feature: feature, alpha: alpha) }
+    switch x.device {
+    case .cpu: break
+    case .cuda: return dropoutOnDevice(x, p: p, inplace: inplace, feature: feature, alpha: alpha)
+    }
     let ct = x.dtype.computeType
     let noise: Tensor
     if feature {

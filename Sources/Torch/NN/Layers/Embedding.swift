@@ -15,90 +15,6 @@ private func embeddingIndices(_ indices: Tensor) -> Tensor {
 /// PyTorch's message for an index outside the table.
 let embeddingIndexErrorMessage = "index out of range in self"
 
-/// Copies row `idx[i]` of a contiguous `[v, d]` table into row i of `out`, for every index.
-private func embeddingGather(_ weight: Tensor, _ idx: UnsafePointer<Int64>, count: Int, into out: Tensor) {
-    let v = weight.shape[0], d = weight.shape[1]
-    let rowBytes = d * weight.dtype.itemSize
-    let src = UnsafeRawPointer(weight.rawPointer), dst = out.rawPointer
-    for i in 0..<count {
-        let k = Int(idx[i])
-        precondition(k >= 0 && k < v, embeddingIndexErrorMessage)
-    }
-    parallelFor(count, grain: Swift.max(1, elementwiseGrain / Swift.max(d, 1))) { lo, hi in
-        for i in lo..<hi {
-            (dst + i * rowBytes).copyMemory(from: src + Int(idx[i]) * rowBytes, byteCount: rowBytes)
-        }
-    }
-}
-
-/// The `[numWeights, d]` gradient of the table: row i of `g` (`[count, d]`, contiguous) added
-/// into row idx[i], skipping `paddingIdx`; divided by the index's frequency when `scaleByFreq`.
-/// Rows are split among threads, each scanning all indices for its own rows (no races).
-private func embeddingBackwardKernel(_ g: Tensor, _ idx: UnsafePointer<Int64>, count: Int, numWeights: Int,
-                                     paddingIdx: Int, scaleByFreq: Bool) -> Tensor {
-    let d = g.shape[1]
-    let out = torch.zeros([numWeights, d], dtype: g.dtype)
-    var freq: [Int] = []
-    if scaleByFreq {
-        freq = [Int](repeating: 0, count: numWeights)
-        for i in 0..<count { freq[Int(idx[i])] += 1 }
-    }
-    func run<T: FloatElement>(_: T.Type) {
-        let gp = UnsafePointer(g.pointer(T.self)), op = out.pointer(T.self)
-        freq.withUnsafeBufferPointer { f in
-            let body = { (lo: Int, hi: Int) in
-                for i in 0..<count {
-                    let k = Int(idx[i])
-                    if k == paddingIdx || k < lo || k >= hi { continue }
-                    let src = gp + i * d, dst = op + k * d
-                    if scaleByFreq {
-                        let s = T(1 / Double(f[k]))
-                        for j in 0..<d { dst[j] += s * src[j] }
-                    } else {
-                        for j in 0..<d { dst[j] += src[j] }
-                    }
-                }
-            }
-            if count * d > elementwiseGrain { parallelFor(numWeights, grain: 1, body) } else { body(0, numWeights) }
-        }
-    }
-    switch g.dtype {
-    case .float32: run(Float.self)
-    case .float64: run(Double.self)
-    default:
-        let r = embeddingBackwardKernel(g.to(.float32), idx, count: count, numWeights: numWeights,
-                                        paddingIdx: paddingIdx, scaleByFreq: scaleByFreq)
-        return r.to(g.dtype)
-    }
-    return out
-}
-
-/// Scales, in place, every row of `weight` referenced by `indices` whose `normType`-norm
-/// exceeds `maxNorm` to norm `maxNorm` (PyTorch's `embedding_renorm_`, without autograd).
-private func embeddingRenorm(_ weight: Tensor, _ idx: Tensor, maxNorm: Double, normType: Double) {
-    let p = idx.pointer(Int64.self)
-    let rows = Set((0..<idx.numel).map { Int(p[$0]) }).sorted()
-    let v = weight.shape[0]
-    for k in rows {
-        precondition(k >= 0 && k < v, embeddingIndexErrorMessage)
-        let row = weight.select(0, k)
-        let values = row.toArray(as: Double.self)
-        let norm: Double
-        switch normType {
-        case .infinity: norm = values.map { Swift.abs($0) }.max() ?? 0
-        case 0: norm = Double(values.filter { $0 != 0 }.count)
-        case 1: norm = values.reduce(0) { $0 + Swift.abs($1) }
-        case 2: norm = values.reduce(0) { $0 + $1 * $1 }.squareRoot()
-        default: norm = Double.pow(values.reduce(0) { $0 + Double.pow(Swift.abs($1), normType) }, 1 / normType)
-        }
-        if norm > maxNorm {
-            let scaled = row.detach() * (maxNorm / (norm + 1e-7))
-            copyKernel(from: scaled, into: row)
-        }
-    }
-    if !rows.isEmpty { weight.storage.bumpVersion() }
-}
-
 /// `embeddingRenorm` of a table on a GPU, from device ops and without waiting for it: the referenced rows'
 /// `normType`-norms, a per-row scale (`maxNorm / (norm + 1e-7)` where the norm exceeds `maxNorm`, else 1), and
 /// the scaled rows written back in place (a row referenced twice gets the same value twice).
@@ -145,15 +61,15 @@ extension nn.functional {
             pad = paddingIdx < 0 ? v + paddingIdx : paddingIdx
         }
         let idx = embeddingIndices(input)
-        if !weight.storage.isHost {
+        checkSameDevice(weight, idx)
+        switch weight.device {
+        case .cpu: break
+        case .cuda:
             return embeddingOnDevice(idx, weight, paddingIdx: pad, maxNorm: maxNorm, normType: normType, scaleGradByFreq: scaleGradByFreq)
         }
-        precondition(idx.storage.isHost, sameDeviceMessage(idx.device, weight.device))
-        if let maxNorm { torch.noGrad { embeddingRenorm(weight, idx, maxNorm: maxNorm, normType: normType) } }
-        let table = weight.isContiguous ? weight : weight.contiguousCopy()
-        let count = idx.numel
+        if let maxNorm { torch.noGrad { CPUEmbedding.renorm(weight, idx, maxNorm: maxNorm, normType: normType) } }
         let out = Tensor(uninitializedShape: input.shape + [d], dtype: weight.dtype)
-        embeddingGather(table, UnsafePointer(idx.pointer(Int64.self)), count: count, into: out)
+        CPUEmbedding.gather(weight, idx, into: out)
         if weight.needsGrad {
             record("EmbeddingBackward0", out, inputs: [weight]) { _, g in
                 [embeddingBackward(g, idx, numWeights: v, paddingIdx: pad, scaleGradByFreq: scaleGradByFreq)]
@@ -166,7 +82,6 @@ extension nn.functional {
     /// zero table with one atomic `indexAdd_`, weighted by the padding row's zero and 1/frequency.
     private static func embeddingOnDevice(_ idx: Tensor, _ weight: Tensor, paddingIdx pad: Int, maxNorm: Double?,
                                           normType: Double, scaleGradByFreq: Bool) -> Tensor {
-        precondition(idx.device == weight.device, sameDeviceMessage(weight.device, idx.device))
         if let maxNorm { torch.noGrad { deviceEmbeddingRenorm(weight, idx.reshape([idx.numel]), maxNorm: maxNorm, normType: normType) } }
         let v = weight.shape[0], d = weight.shape[1], count = idx.numel
         let flat = idx.reshape([count])
@@ -189,28 +104,20 @@ extension nn.functional {
         return out
     }
 
-    /// The gradient of `embedding` w.r.t. its table (PyTorch's `embedding_backward`).
+    /// The gradient of `embedding` w.r.t. a CPU table (PyTorch's `embedding_backward`).
     static func embeddingBackward(_ g: Tensor, _ idx: Tensor, numWeights: Int, paddingIdx: Int,
                                   scaleGradByFreq: Bool) -> Tensor {
         let count = idx.numel, d = g.shape.last ?? 0
-        let p = UnsafePointer(idx.pointer(Int64.self))
         if GradMode.isEnabled {
             // Differentiable form (create_graph): scatter-add of masked, scaled rows.
-            var rowScale = [Double](repeating: 1, count: count)
-            var freq = [Int: Int]()
-            if scaleGradByFreq { for i in 0..<count { freq[Int(p[i]), default: 0] += 1 } }
-            for i in 0..<count {
-                let k = Int(p[i])
-                rowScale[i] = k == paddingIdx ? 0 : (scaleGradByFreq ? 1 / Double(freq[k]!) : 1)
-            }
+            let rowScale = CPUEmbedding.rowScales(idx, paddingIdx: paddingIdx, scaleByFreq: scaleGradByFreq)
             let scale = Tensor(rowScale, shape: [count, 1]).to(g.dtype)
             let rows = g.reshape(count, d) * scale
             let target = idx.reshape(count, 1).expand(count, d)
             return torch.zeros([numWeights, d], dtype: g.dtype).scatterAdd(0, target, rows)
         }
-        let gc = g.reshape(count, d)
-        return embeddingBackwardKernel(gc.isContiguous ? gc : gc.contiguousCopy(), p, count: count,
-                                       numWeights: numWeights, paddingIdx: paddingIdx, scaleByFreq: scaleGradByFreq)
+        return CPUEmbedding.backward(g.reshape(count, d), idx, numWeights: numWeights, paddingIdx: paddingIdx,
+                                     scaleByFreq: scaleGradByFreq)
     }
 }
 
