@@ -2,7 +2,8 @@ import Foundation
 
 /// Attention (opset 23+): 3-D or 4-D Q/K/V, KV cache (past_key/past_value → present_*), grouped-query heads,
 /// boolean or additive masks (padded to the KV length), bottom-right causal masking, sliding windows, softcap,
-/// the four qk_matmul_output modes, and fully-masked rows giving 0, as ONNX's reference implementation.
+/// the four qk_matmul_output modes, and fully-masked rows giving 0, as ONNX's reference implementation; and
+/// RotaryEmbedding (3-D or 4-D input, position_ids, interleaved pairs, a partial rotary dim).
 extension ONNXOps {
     static var attention: [String: ONNXKernel] {
         var t: [String: ONNXKernel] = [:]
@@ -121,6 +122,47 @@ extension ONNXOps {
             var y = p.to(dtype).matmul(v)
             if rank3 { y = y.permute([0, 2, 1, 3]).reshape([b, sq, -1]) }
             return [y.contiguous(), presentK, presentV, qkOut.to(dtype).contiguous()]
+        }
+        t["RotaryEmbedding"] = { node, ins in
+            let x0 = try ins.x(0)
+            var cosC = try ins.x(1), sinC = try ins.x(2)
+            guard x0.isFloatingPoint, x0.dim == 3 || x0.dim == 4 else { throw node.fail("input must be 3-D or 4-D floating point") }
+            var x = x0.dim == 4 ? x0.permute([0, 2, 1, 3]) : x0
+            let (b, s) = (x.shape[0], x.shape[1])
+            if x.dim == 3 {
+                guard let h = try node.int("num_heads"), h > 0, x.shape[2] % h == 0 else { throw node.fail("3-D input needs num_heads dividing the hidden size") }
+                x = x.reshape([b, s, h, x.shape[2] / h])
+            }
+            let head = x.shape[3]
+            var rd = try node.int("rotary_embedding_dim", 0)
+            if rd == 0 { rd = head }
+            guard rd > 0, rd <= head, rd % 2 == 0 else { throw node.fail("rotary_embedding_dim \(rd) for head size \(head)") }
+            if let pos = ins.opt(3) {
+                guard !pos.isFloatingPoint, pos.shape == [b, s] else { throw node.fail("position_ids must be [\(b), \(s)] integers") }
+                let p = pos.to(.int64).reshape([-1])
+                let n = cosC.shape[0]
+                if p.numel > 0 { guard p.min().item() >= 0, p.max().item() < Double(n) else { throw node.fail("position_ids out of range") } }
+                cosC = cosC.indexSelect(0, p).reshape([b, s, -1])
+                sinC = sinC.indexSelect(0, p).reshape([b, s, -1])
+            }
+            guard cosC.dim == 3, sinC.dim == 3, cosC.shape == [b, s, rd / 2], sinC.shape == [b, s, rd / 2] else {
+                throw node.fail("cos/sin caches \(cosC.shape) / \(sinC.shape) do not fit [\(b), \(s), \(rd / 2)]")
+            }
+            let c = cosC.unsqueeze(2), sn = sinC.unsqueeze(2)
+            let rot = x.narrow(3, 0, rd), rest = x.narrow(3, rd, head - rd)
+            let interleaved = try node.int("interleaved", 0) != 0
+            let x1: Tensor, x2: Tensor
+            if interleaved {
+                let pairs = rot.reshape([b, s, x.shape[2], rd / 2, 2])
+                x1 = pairs.select(4, 0); x2 = pairs.select(4, 1)
+            } else {
+                x1 = rot.narrow(3, 0, rd / 2); x2 = rot.narrow(3, rd / 2, rd / 2)
+            }
+            let real = c * x1 - sn * x2, imag = sn * x1 + c * x2
+            let rotated = interleaved ? torch.stack([real, imag], dim: 4).reshape(rot.shape) : torch.cat([real, imag], dim: 3)
+            var out = torch.cat([rotated, rest], dim: 3)
+            if x0.dim == 3 { out = out.reshape(x0.shape) } else { out = out.permute([0, 2, 1, 3]) }
+            return [out.to(x0.dtype).contiguous()]
         }
         return t
     }
