@@ -1,7 +1,7 @@
 import CMPIShim
 
 extension dist {
-    /// The communication backend. Only MPI is built in (see the README's Distributed section for
+    /// The communication backend. Only MPI is built in (see docs/distributed.md for
     /// where NCCL would slot in).
     public enum Backend: String, Sendable {
         /// MPI (Open MPI 4.x or MPICH 3.x/4.x), loaded at run time.

@@ -178,7 +178,7 @@ extension Tensor {
 
 /// Copies `src` (broadcastable to `dst`, on its device or a CPU scalar) into `dst`, converting element types.
 /// Between devices only through `to(device)` and `copy_`: an op whose output landed on another device than its
-/// input would otherwise move data silently (DESIGN.md §7).
+/// input would otherwise move data silently (docs/architecture.md §7).
 func copyKernel(from src: Tensor, into dst: Tensor) {
     let device = commonDevice(src, dst)
     if _slowPath(device != dst.device) {

@@ -1,5 +1,5 @@
 // The legacy checkpoint stream of PyTorch < 1.6 (and `torch.save(..., _use_new_zipfile_serialization=False)`),
-// docs/FORMATS.md §1.6 (a): pickles written back to back — the magic number, the protocol version
+// docs/formats.md §1.6 (a): pickles written back to back — the magic number, the protocol version
 // 1001, a sys-info dict, the object (storages as persistent ids
 // `('storage', cls, key, location, numel, view)`), the sorted list of storage keys — followed by
 // each storage as an i64 element count and its raw little-endian bytes, in key-list order.

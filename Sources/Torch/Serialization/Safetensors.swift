@@ -1,4 +1,4 @@
-// safetensors files (huggingface/safetensors, docs/FORMATS.md §2): `u64 N` + N bytes of JSON +
+// safetensors files (huggingface/safetensors, docs/formats.md §2): `u64 N` + N bytes of JSON +
 // the tensors' little-endian, C-contiguous bytes. Writing follows the reference writer (see
 // `SafetensorsHeader`); reading validates the header as the reference reader does and returns
 // tensors that point into a private copy-on-write memory mapping of the file.

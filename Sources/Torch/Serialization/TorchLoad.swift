@@ -2,7 +2,7 @@
 // records, any record order, little- or big-endian storages) and the legacy pre-1.6 stream format —
 // with the allow-list unpickler (the globals `torch.load(weights_only=True)` accepts). Storages of
 // STORED records are not copied: tensors point into a private copy-on-write memory mapping of the
-// file (docs/FORMATS.md §1).
+// file (docs/formats.md §1).
 
 import Foundation
 

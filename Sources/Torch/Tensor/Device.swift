@@ -1,4 +1,4 @@
-/// Where a tensor's memory lives: the CPU or a CUDA device (DESIGN.md §7).
+/// Where a tensor's memory lives: the CPU or a CUDA device (docs/architecture.md §7).
 public enum Device: Equatable, Hashable, Sendable, CustomStringConvertible {
     case cpu
     case cuda(Int)

@@ -13,7 +13,7 @@ import Darwin
 ///
 /// For CUDA storage `data` holds the device address (a `CUdeviceptr`): it must never be dereferenced on
 /// the host. `Tensor.pointer(_:)` checks the device, so an op without a CUDA kernel stops with a message
-/// instead of reading device memory (DESIGN.md §7).
+/// instead of reading device memory (docs/architecture.md §7).
 public final class Storage {
     /// Start of the allocation (a device address for CUDA storage).
     public let data: UnsafeMutableRawPointer

@@ -131,7 +131,7 @@ public class Tensor {
     }
 
     /// Pointer to the first element, for host code: stops when the tensor lives on a GPU, so an op
-    /// without a CUDA kernel fails loudly instead of reading device memory (DESIGN.md §7).
+    /// without a CUDA kernel fails loudly instead of reading device memory (docs/architecture.md §7).
     @inline(__always) var rawPointer: UnsafeMutableRawPointer {
         if _slowPath(!storage.isHost) { hostAccessOnDevice() }
         return storage.data + storageOffset * dtype.itemSize
@@ -147,10 +147,10 @@ public class Tensor {
         storage.deviceAddress &+ UInt64(storageOffset * dtype.itemSize)
     }
 
-    /// Stops an op without a CUDA kernel (its dispatch's `case .cuda`, or a host access) with the README's pointer.
+    /// Stops an op without a CUDA kernel (its dispatch's `case .cuda`, or a host access) with a pointer to docs/cuda.md.
     @inline(never) func hostAccessOnDevice() -> Never {
         preconditionFailure("NotImplementedError: an operation without a 'CUDA' kernel was called on a tensor on \(device) "
-            + "(shape \(shapeString(shape)), \(dtype)); move it with .cpu() first. The README lists the ops that run on CUDA.")
+            + "(shape \(shapeString(shape)), \(dtype)); move it with .cpu() first. docs/cuda.md lists the ops that run on CUDA.")
     }
 }
 

@@ -4,7 +4,7 @@ import Glibc
 import Foundation
 
 // TensorBoard's event files: TFRecord framing (u64 length, masked CRC-32C of the length, data,
-// masked CRC-32C of the data) around serialized `Event` protos. docs/FORMATS.md §3.1.
+// masked CRC-32C of the data) around serialized `Event` protos. docs/formats.md §3.1.
 
 /// CRC-32C (Castagnoli, reflected 0x82F63B78), as TFRecord uses. `crc32c("123456789") == 0xE3069283`.
 enum CRC32C {

@@ -1,5 +1,5 @@
 // The few protobuf messages TensorBoard reads (Event, Summary, HistogramProto, Summary.Image,
-// TensorProto), encoded by hand: docs/FORMATS.md §3.2 has the field table.
+// TensorProto), encoded by hand: docs/formats.md §3.2 has the field table.
 
 /// Appends protobuf wire-format fields to `bytes`.
 struct ProtoWriter {
