@@ -10,7 +10,7 @@ struct ONNXConformance: ParsableCommand {
         abstract: "Run ONNX's backend node conformance tests (onnx/backend/test/data/node) through onnx.load.",
         discussion: """
             Fetch the suite with scripts/fetch-onnx-conformance (onnx 1.22.0, 1,765 tests), then:
-              swifttorch onnx-conformance /work/onnx-conformance/onnx/backend/test/data/node
+              swifttorch onnx-conformance ~/.cache/swifttorch/onnx-conformance/onnx/backend/test/data/node
             Each test runs with the suite's rule (rtol 1e-3, atol 1e-7, dtype exact) and is reported as PASS, FAIL \
             (what differs) or UNSUPPORTED (why). Tests run in worker processes, so a test that crashes is reported \
             as a failure and the run goes on.

@@ -11,11 +11,13 @@ final class ONNXConformanceTests: XCTestCase {
     }
 
     /// The suite's folder: $ONNX_CONFORMANCE_DIR (the node folder, or the folder the fetch script filled), else
-    /// /work/onnx-conformance.
+    /// the fetch script's default, ~/.cache/swifttorch/onnx-conformance.
     static func suiteDirectory() -> String? {
         var candidates: [String] = []
         if let d = ProcessInfo.processInfo.environment["ONNX_CONFORMANCE_DIR"] { candidates += [d, d + "/onnx/backend/test/data/node"] }
-        candidates += ["/work/onnx-conformance/onnx/backend/test/data/node"]
+        let env = ProcessInfo.processInfo.environment
+        let cache = env["XDG_CACHE_HOME"] ?? ((env["HOME"] ?? "/root") + "/.cache")
+        candidates += [cache + "/swifttorch/onnx-conformance/onnx/backend/test/data/node"]
         return candidates.first { FileManager.default.fileExists(atPath: $0 + "/test_abs/model.onnx") }
     }
 
