@@ -2,7 +2,9 @@
 // checksums of large zip records (torch.save). Folds 64 bytes per step with PCLMULQDQ, as in
 // "Fast CRC Computation for Generic Polynomials Using PCLMULQDQ Instruction" (Gopal, Ozturk et
 // al., Intel, 2009), with the bit-reflected constants given there for this polynomial (the same
-// ones Chromium's zlib uses). Swift's table-driven CRC32 handles CPUs without PCLMULQDQ.
+// ones Chromium's zlib uses). CRC32.swift uses zlib's crc32_z on CPUs without PCLMULQDQ and for
+// pieces under 64 bytes.
+// Kept over zlib (issue 36): zlib 1.2.13's crc32_z measured 2.4 GB/s on 100 MiB here, this 7.3 GB/s.
 #include "ct_internal.h"
 #include "ctorch_kernels.h"
 

@@ -198,27 +198,39 @@ final class SaveLoadTests: XCTestCase {
         for (i, p) in ps.enumerated() { assertClose(p.detach(), fixtureTensor(expected[i]), atol: 1e-6, rtol: 1e-6, "param \(i)") }
     }
 
-    /// The carry-less-multiply CRC-32 used for large records equals the table-driven one, at any
-    /// length and alignment (and across update boundaries).
-    func testCRC32FastPathMatchesTable() {
+    /// The carry-less-multiply CRC-32 used for pieces of 64 bytes or more equals zlib's crc32 (used
+    /// for smaller pieces) and a bitwise reference, at any length and alignment (and across update
+    /// boundaries).
+    func testCRC32FastPathMatchesZlib() {
+        func reference(_ b: UnsafeRawBufferPointer) -> UInt32 {
+            var c: UInt32 = 0xFFFF_FFFF
+            for x in b {
+                c ^= UInt32(x)
+                for _ in 0..<8 { c = (c & 1) != 0 ? (c >> 1) ^ 0xEDB8_8320 : c >> 1 }
+            }
+            return ~c
+        }
         var rng = SystemRandomNumberGenerator()
         let bytes = (0..<20_000).map { _ in UInt8.random(in: 0...255, using: &rng) }
         bytes.withUnsafeBytes { all in
-            for (start, length) in [(0, 256), (1, 257), (3, 1000), (7, 4099), (13, 19_000), (64, 333), (5, 19_990)] {
+            for (start, length) in [(0, 0), (0, 1), (5, 63), (0, 64), (1, 65), (0, 256), (1, 257), (3, 1000), (7, 4099),
+                                    (13, 19_000), (64, 333), (5, 19_990)] {
                 let buf = UnsafeRawBufferPointer(rebasing: all[start..<(start + length)])
                 var small = CRC32()
                 var i = 0
-                while i < buf.count {  // pieces under 256 bytes use the table
-                    small.update(UnsafeRawBufferPointer(rebasing: buf[i..<min(buf.count, i + 100)]))
-                    i += 100
+                while i < buf.count {  // pieces under 64 bytes use zlib's crc32
+                    small.update(UnsafeRawBufferPointer(rebasing: buf[i..<min(buf.count, i + 50)]))
+                    i += 50
                 }
                 XCTAssertEqual(CRC32.checksum(buf), small.value, "length \(length) at offset \(start)")
+                XCTAssertEqual(small.value, reference(buf), "length \(length) at offset \(start)")
                 var split = CRC32()
                 split.update(UnsafeRawBufferPointer(rebasing: buf[0..<(length / 2)]))
                 split.update(UnsafeRawBufferPointer(rebasing: buf[(length / 2)...]))
                 XCTAssertEqual(split.value, small.value)
             }
         }
+        XCTAssertEqual(CRC32.checksum("123456789"), 0xCBF4_3926)
     }
 
     // MARK: Round trips

@@ -1,8 +1,11 @@
-// gzip (RFC 1952) container parsing on top of the raw DEFLATE decoder.
+// gzip (RFC 1952) container parsing around zlib's raw inflate (`Inflate`) and CRC-32 (`CRC32`).
 //
 // A gzip file is one or more members, each: a 10-byte header (1f 8b 08 FLG MTIME XFL OS), optional
 // FEXTRA / FNAME / FCOMMENT / FHCRC fields, a DEFLATE stream, and an 8-byte trailer (CRC-32 and
 // length mod 2^32 of the member's data). Every field is bounds-checked; trailers are verified.
+// The container stays here rather than in zlib's gzip mode (windowBits 31, one member per stream)
+// or gzread (a file, no output bound) so that errors name the member, offset and declared values,
+// members are concatenated into the caller's buffer, and trailing zero padding is accepted.
 
 /// gzip decompression (`.gz` files), for hostile input: malformed containers throw
 /// ``SerializationError/corruptGzip(reason:offset:)``, malformed streams the DEFLATE errors, and

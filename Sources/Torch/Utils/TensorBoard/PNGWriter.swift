@@ -1,5 +1,8 @@
-// A minimal PNG encoder for TensorBoard images: 8-bit gray/RGB/RGBA, filter 0, and a zlib stream of
-// stored (uncompressed) deflate blocks. Torch cannot depend on TorchVision's codecs.
+// A minimal PNG encoder for TensorBoard images: 8-bit gray/RGB/RGBA, filter 0, and a zlib stream
+// from the system zlib's compress2 at its default level (6, as PIL's PNG writer). Torch cannot
+// depend on TorchVision's codecs.
+
+import CZlib
 
 /// PNG bytes of `pixels` (row-major, `channels` interleaved bytes a pixel; 1, 2, 3 or 4 channels).
 func encodePNG(pixels: [UInt8], width: Int, height: Int, channels: Int) -> [UInt8] {
@@ -25,20 +28,14 @@ func encodePNG(pixels: [UInt8], width: Int, height: Int, channels: Int) -> [UInt
         raw.append(0)
         raw += pixels[(y * stride)..<((y + 1) * stride)]
     }
-    // zlib: header 78 01, stored blocks of at most 65535 bytes, Adler-32.
-    var z: [UInt8] = [0x78, 0x01]
-    var offset = 0
-    repeat {
-        let n = Swift.min(65535, raw.count - offset)
-        let last = offset + n == raw.count
-        z.append(last ? 1 : 0)
-        z += [UInt8(n & 0xFF), UInt8(n >> 8), UInt8(~n & 0xFF), UInt8((~n >> 8) & 0xFF)]
-        z += raw[offset..<(offset + n)]
-        offset += n
-    } while offset < raw.count
-    var a: UInt32 = 1, b: UInt32 = 0
-    for byte in raw { a = (a + UInt32(byte)) % 65521; b = (b + a) % 65521 }
-    z += be32(b << 16 | a)
+    // The IDAT data: a zlib stream (header, DEFLATE blocks, Adler-32).
+    var zLength = compressBound(uLong(raw.count))
+    var z = [UInt8](repeating: 0, count: Int(zLength))
+    let status = z.withUnsafeMutableBufferPointer { out in
+        raw.withUnsafeBufferPointer { compress2(out.baseAddress, &zLength, $0.baseAddress, uLong($0.count), Z_DEFAULT_COMPRESSION) }
+    }
+    precondition(status == Z_OK, "encodePNG: zlib compress2 failed with status \(status)")
+    z.removeLast(z.count - Int(zLength))
     let ihdr = be32(UInt32(width)) + be32(UInt32(height)) + [8, colorType, 0, 0, 0]
     return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", ihdr) + chunk("IDAT", z) + chunk("IEND", [])
 }
