@@ -1,4 +1,4 @@
-// torch.save: writes PyTorch's zip checkpoint format exactly as torch 2.x does (docs/FORMATS.md
+// torch.save: writes PyTorch's zip checkpoint format exactly as torch 2.x does (docs/formats.md
 // §1.2–1.4): a protocol-2 `data.pkl` in which each tensor is `_rebuild_tensor_v2(storage, offset,
 // size, stride, requires_grad, OrderedDict())` and each storage a persistent id
 // `('storage', torch.<X>Storage, key, 'cpu', numel)`; one STORED, 64-byte-aligned record per
