@@ -1,7 +1,8 @@
 // Atomic file replacement: write a temporary file in the destination's folder, fsync it, rename it
 // over the destination, fsync the folder. A crash or an error leaves either the old file or the new
 // one, never a truncated mix, and no temporary file behind (on error). A process killed mid-write
-// does leave its temporary file; the next write of the same destination removes such leftovers.
+// does leave its temporary file; the next atomic write into the same folder removes such leftovers
+// (of any destination) once their writing process is gone.
 
 import Foundation
 #if canImport(Glibc)
@@ -26,8 +27,8 @@ public enum AtomicFile {
     /// a new file. `body` must not close the descriptor.
     ///
     /// A process killed while writing leaves its temporary file behind; before writing, the
-    /// temporary files of the same destination whose process is no longer alive are removed
-    /// (see ``removeStaleTemporaries(of:)``).
+    /// temporary files in the same folder whose process is no longer alive are removed, whatever
+    /// their destination (see ``removeStaleTemporaries(inFolder:)``).
     ///
     /// - Throws: what `body` throws, or ``SerializationError/io(path:operation:code:message:)``.
     public static func write(to path: String, _ body: (_ fileDescriptor: Int32) throws -> Void) throws {
@@ -37,7 +38,7 @@ public enum AtomicFile {
         guard !base.isEmpty, base != "/" else {
             throw SerializationError.io(path: path, operation: "open", code: EISDIR, message: "not a file path")
         }
-        removeStaleTemporaries(of: path)
+        removeStaleTemporaries(inFolder: dir.isEmpty ? "." : dir)
         var tempPath = ""
         var fd: Int32 = -1
         for _ in 0..<16 {
@@ -84,18 +85,50 @@ public enum AtomicFile {
     public static func removeStaleTemporaries(of path: String) -> [String] {
         let url = URL(fileURLWithPath: path)
         let dir = url.deletingLastPathComponent().path
-        let prefix = ".\(url.lastPathComponent).tmp-"
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir.isEmpty ? "." : dir) else { return [] }
+        return removeStaleTemporaries(inFolder: dir.isEmpty ? "." : dir, destination: url.lastPathComponent)
+    }
+
+    /// Removes the temporary files that atomic writes into `folder` by processes no longer running
+    /// left behind, whatever their destination, and returns their paths. Only regular files named
+    /// exactly as ``write(to:_:)`` names them (`.<name>.tmp-<pid>-<random>`, the random part in
+    /// lowercase base 36) are candidates; those whose process is alive, or may be (`kill(pid, 0)`
+    /// fails with anything but `ESRCH`), are kept.
+    @discardableResult
+    public static func removeStaleTemporaries(inFolder folder: String) -> [String] {
+        removeStaleTemporaries(inFolder: folder, destination: nil)
+    }
+
+    private static func removeStaleTemporaries(inFolder dir: String, destination: String?) -> [String] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { return [] }
         var removed: [String] = []
-        for name in names where name.hasPrefix(prefix) {
-            let rest = name.dropFirst(prefix.count)
-            guard let dash = rest.firstIndex(of: "-"), let pid = pid_t(rest[..<dash]), pid > 0, pid != getpid() else { continue }
+        for name in names {
+            guard let (target, pid) = temporaryFileOwner(name), pid != getpid() else { continue }
+            if let destination = destination, target != destination { continue }
             // kill(pid, 0) fails with ESRCH only when no such process exists.
             guard kill(pid, 0) != 0 && errno == ESRCH else { continue }
             let full = (dir as NSString).appendingPathComponent(name)
+            var st = stat()
+            guard lstat(full, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
             if unlink(full) == 0 { removed.append(full) }
         }
         return removed
+    }
+
+    /// The destination name and writing process of a temporary file name `.<name>.tmp-<pid>-<random>`,
+    /// or nil for any other name.
+    static func temporaryFileOwner(_ fileName: String) -> (destination: String, pid: pid_t)? {
+        let u = Array(fileName.utf8)
+        guard u.first == UInt8(ascii: "."), let dash = u.lastIndex(of: UInt8(ascii: "-")) else { return nil }
+        let random = u[(dash + 1)...]
+        guard (1...13).contains(random.count),
+              random.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x7A).contains($0) }) else { return nil }
+        let marker = Array(".tmp-".utf8)
+        var digitsStart = dash
+        while digitsStart > 0 && (0x30...0x39).contains(u[digitsStart - 1]) { digitsStart -= 1 }
+        guard digitsStart < dash, dash - digitsStart <= 10, digitsStart - marker.count > 1,
+              Array(u[(digitsStart - marker.count)..<digitsStart]) == marker,
+              let pid = pid_t(String(decoding: u[digitsStart..<dash], as: UTF8.self)), pid > 0 else { return nil }
+        return (String(decoding: u[1..<(digitsStart - marker.count)], as: UTF8.self), pid)
     }
 
     /// Writes `bytes` to `path` atomically (see ``write(to:_:)``).
