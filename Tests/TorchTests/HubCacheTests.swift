@@ -63,12 +63,12 @@ final class StaleTemporaryFileTests: XCTestCase {
         let stale = "\(dir)/.m.pt.tmp-\(dead)-abc"
         let ours = "\(dir)/.m.pt.tmp-\(getpid())-def"        // a write of this process: kept
         let alive = "\(dir)/.m.pt.tmp-1-ghi"                  // init is alive: kept
-        let otherTarget = "\(dir)/.n.pt.tmp-\(dead)-jkl"      // another file's: kept
+        let otherTarget = "\(dir)/.n.pt.tmp-\(dead)-jkl"      // another file's, of a dead writer: removed too
         for f in [stale, ours, alive, otherTarget] { XCTAssertTrue(FileManager.default.createFile(atPath: f, contents: Data(count: 64))) }
         try torch.save(nn.Linear(2, 2).stateDict(), "\(dir)/m.pt")
-        XCTAssertFalse(FileManager.default.fileExists(atPath: stale))
-        for f in [ours, alive, otherTarget, "\(dir)/m.pt"] { XCTAssertTrue(FileManager.default.fileExists(atPath: f), f) }
-        XCTAssertEqual(AtomicFile.removeStaleTemporaries(of: "\(dir)/n.pt"), [otherTarget])
+        for f in [stale, otherTarget] { XCTAssertFalse(FileManager.default.fileExists(atPath: f), f) }
+        for f in [ours, alive, "\(dir)/m.pt"] { XCTAssertTrue(FileManager.default.fileExists(atPath: f), f) }
+        XCTAssertEqual(AtomicFile.removeStaleTemporaries(of: "\(dir)/n.pt"), [])
     }
 }
 
