@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the byte-level serialization fixtures used by Tests/TorchTests/SerializationBytesTests.swift.
+"""Writes the byte-level serialization fixtures used by the Tests/TorchTests/Serialization*Tests.swift files.
 
 Python 3 standard library only (zipfile, zlib, pickle). Output: Tests/Fixtures/serialization/
   deflate.zip            zip made by zipfile with ZIP_DEFLATED entries (fixed, dynamic and stored
