@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.1
 import PackageDescription
 
 let swift5: [SwiftSetting] = [.swiftLanguageMode(.v5)]
@@ -34,8 +34,10 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
-        // Protocol buffers for ONNX models and TensorBoard event files (generated code is committed).
-        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
+        // Protocol buffers for ONNX models and TensorBoard event files (generated code is committed). No default
+        // traits: the BinaryDelimitedStreams one imports Foundation proper, whose ICU data would triple the size of
+        // the static binaries (docs/architecture.md §2); the package does not use length-delimited streams.
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0", traits: []),
     ],
     targets: [
         .target(name: "CTorchKernels"),
@@ -63,7 +65,8 @@ let package = Package(
         .executableTarget(
             name: "SwiftTorchCLI",
             dependencies: ["Torch", "TorchVision", "TutorialModels", .product(name: "ArgumentParser", package: "swift-argument-parser")],
-            resources: [.copy("Resources/digits-images-idx3-ubyte"), .copy("Resources/digits-labels-idx1-ubyte")],
+            // The digits files are embedded in DigitsData.swift (a resource bundle needs Foundation's Bundle).
+            exclude: ["Resources"],
             swiftSettings: swift5
         ),
         // Every CUDA op family against the CPU, the training checks and issues 25/26's speed cases, on a GPU machine.

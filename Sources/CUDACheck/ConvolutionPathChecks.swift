@@ -2,7 +2,14 @@
 // deterministic) and through im2col + cuBLAS (`torch.backends.cudnn.enabled = false`) against the CPU, float16
 // and bfloat16 through cuDNN, LeNet-5 and the BatchNorm CNN training on both paths, and the conv2d speed case on
 // each path. main.swift calls `convolutionPathChecks` once, before its own checks.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import Torch
 
 /// One way to run CUDA convolutions: the `torch.backends.cudnn` switches it sets.
@@ -175,7 +182,7 @@ func convolutionPathChecks(values: Bool, bench: Bool) {
             let xc = torch.rand(batch, 64, 32, 32).cuda(), wc = torch.rand(64, 64, 3, 3).cuda()
             for path in paths {
                 let t = path.run { timeIt(20) { _ = F.conv2d(xc, wc, padding: 1) } }
-                print(String(format: "BENCH conv2d 64->64 3x3 32x32 batch %d forward, %@: %.0f GFLOP/s", batch, path.name,
+                print(String(cFormat: "BENCH conv2d 64->64 3x3 32x32 batch %d forward, ", batch) + path.name + String(cFormat: ": %.0f GFLOP/s",
                              2 * Double(batch * 64 * 64 * 9 * 32 * 32) / t / 1000))
             }
         }

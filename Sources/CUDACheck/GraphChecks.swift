@@ -119,8 +119,8 @@ func runGraphBenchmarks() {
     ]
     for c in cases {
         func line(_ how: String, _ us: Double) -> String {
-            c.millis ? String(format: "BENCH %@ %@: %.2f ms", c.name, how, us / 1000)
-                     : String(format: "BENCH %@ %@: %.0f us", c.name, how, us)
+            c.millis ? "BENCH \(c.name) \(how): " + String(cFormat: "%.2f ms", us / 1000)
+                     : "BENCH \(c.name) \(how): " + String(cFormat: "%.0f us", us)
         }
         let eager = c.make()
         print(line("eager", timeIt(c.reps) { _ = eager.eagerStep() }))

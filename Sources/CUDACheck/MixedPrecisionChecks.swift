@@ -2,7 +2,14 @@
 // under float16/bfloat16 autocast against the CPU's autocast, GradScaler on a planted inf; and the CNN speed
 // cases (ResNet-18 steps and eval, float32 and bfloat16 autocast) whose PyTorch twins are in
 // scripts/bench_cuda_pytorch.py.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import Torch
 import TorchVision
 
@@ -110,17 +117,17 @@ func runCNNBenchmarks() {
         let xb = torch.rand(batch, 3, 32, 32).cuda(), yb = torch.randint(0, 10, [batch]).cuda()
         model.train()
         let us = timeIt(batch == 32 ? 20 : 5) { opt.zeroGrad(); F.crossEntropy(model(xb), yb).backward(); opt.step() }
-        print(String(format: "BENCH ResNet-18 train step 3x32x32 batch %d SGD momentum: %.2f ms", batch, us / 1000))
+        print(String(cFormat: "BENCH ResNet-18 train step 3x32x32 batch %d SGD momentum: %.2f ms", batch, us / 1000))
     }
     let imagenet = models.resnet18().to(cuda)
     imagenet.eval()
     torch.noGrad {
         let one = torch.rand(1, 3, 224, 224).cuda()
-        print(String(format: "BENCH ResNet-18 eval 3x224x224 batch 1: %.2f ms", timeIt(20) { _ = imagenet(one) } / 1000))
+        print(String(cFormat: "BENCH ResNet-18 eval 3x224x224 batch 1: %.2f ms", timeIt(20) { _ = imagenet(one) } / 1000))
         let many = torch.rand(256, 3, 224, 224).cuda()
         let fp32 = timeIt(2) { _ = imagenet(many) }
-        print(String(format: "BENCH ResNet-18 eval 3x224x224 batch 256 float32: %.0f images/s", 256 / (fp32 / 1e6)))
+        print(String(cFormat: "BENCH ResNet-18 eval 3x224x224 batch 256 float32: %.0f images/s", 256 / (fp32 / 1e6)))
         let bf16 = timeIt(2) { _ = torch.autocast(deviceType: "cuda", dtype: .bfloat16) { imagenet(many) } }
-        print(String(format: "BENCH ResNet-18 eval 3x224x224 batch 256 bfloat16 autocast: %.0f images/s", 256 / (bf16 / 1e6)))
+        print(String(cFormat: "BENCH ResNet-18 eval 3x224x224 batch 256 bfloat16 autocast: %.0f images/s", 256 / (bf16 / 1e6)))
     }
 }

@@ -2,7 +2,14 @@
 // a few images) trained on the GPU to the CPU's losses, and the Fashion-MNIST CNN trained for 3 epochs on the GPU
 // with the whole dataset on the device (PASS at ≥ 0.90 test accuracy; its epoch time is a BENCH line, twin in
 // scripts/bench_cuda_pytorch.py --fashion-mnist).
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import Torch
 import TorchVision
 import TutorialModels
@@ -77,10 +84,10 @@ func runFashionMNIST(root: String) {
             }
         }
         accuracy = correct / Double(xTest.shape[0])
-        print(String(format: "# Fashion-MNIST CNN on CUDA, epoch %d: test accuracy %.4f, %.2f s", epoch, accuracy, seconds))
+        print(String(cFormat: "# Fashion-MNIST CNN on CUDA, epoch %d: test accuracy %.4f, %.2f s", epoch, accuracy, seconds))
     }
-    report("Fashion-MNIST CNN on CUDA: test accuracy after 3 epochs >= 0.90", accuracy >= 0.90, String(format: "%.4f", accuracy))
-    print(String(format: "BENCH Fashion-MNIST CNN epoch batch 64 Adam data on the GPU: %.2f s", best))
+    report("Fashion-MNIST CNN on CUDA: test accuracy after 3 epochs >= 0.90", accuracy >= 0.90, String(cFormat: "%.4f", accuracy))
+    print(String(cFormat: "BENCH Fashion-MNIST CNN epoch batch 64 Adam data on the GPU: %.2f s", best))
 }
 
 /// Issue 26's "every TorchVision model trains and evaluates on CUDA": each model of the registry (10 classes, at

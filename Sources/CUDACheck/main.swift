@@ -6,7 +6,14 @@
 //
 // --cifar DIR trains tutorial 001's LeNet-5 on the CIFAR-10 files in DIR (e.g. Tests/Fixtures/cifar/py) on both
 // devices; --fashion-mnist DIR trains the Fashion-MNIST CNN for 3 epochs on the GPU (RealDataChecks.swift).
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import Torch
 
 // Line-buffered, so a check that stops the process still leaves every line before it in a redirected log.
@@ -19,7 +26,7 @@ while let a = arguments.popFirst() {
     switch a {
     case "--cifar", "--fashion-mnist":
         guard let dir = arguments.popFirst() else {
-            FileHandle.standardError.write(Data("cuda-check: \(a) needs a folder\n".utf8))
+            fputs("cuda-check: \(a) needs a folder\n", stderr)
             exit(2)
         }
         if a == "--cifar" { cifarRoot = dir } else { fashionMNISTRoot = dir }
@@ -32,7 +39,7 @@ while let a = arguments.popFirst() {
         _ = torch.ones(2).cuda() + torch.ones(2)
         exit(0)
     default:
-        FileHandle.standardError.write(Data("usage: cuda-check [--emulator] [--skip-bench | --bench-only] [--quick] [--cifar DIR] [--fashion-mnist DIR]\n".utf8))
+        fputs("usage: cuda-check [--emulator] [--skip-bench | --bench-only] [--quick] [--cifar DIR] [--fashion-mnist DIR]\n", stderr)
         exit(2)
     }
 }
@@ -336,7 +343,7 @@ if runChecks {
     // MARK: save/load and errors
 
     do {
-        let path = NSTemporaryDirectory() + "cuda-check-\(getpid()).pt"
+        let path = PathString.temporaryDirectory() + "cuda-check-\(getpid()).pt"
         defer { unlink(path) }
         let t = torch.arange(0, 6).float().reshape(2, 3).cuda()
         try torch.save(t, path)
@@ -344,17 +351,11 @@ if runChecks {
         if case .tensor(let u) = back { check("save/load cuda tensor", tol: 0, { u }, { t.cpu() }) } else { report("save/load cuda tensor", false) }
     } catch { report("save/load cuda tensor", false, "\(error)") }
     do {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-        p.arguments = ["--expect-mixed-device-error"]
-        p.environment = ProcessInfo.processInfo.environment
-        let pipe = Pipe()
-        p.standardError = pipe
-        p.standardOutput = Pipe()
+        let p = ChildProcess(executable: CommandLine.arguments[0], arguments: ["--expect-mixed-device-error"],
+                             standardOutput: .discard, standardError: .pipe)
         try p.run()
-        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        report("mixed devices stop with PyTorch's message", p.terminationStatus != 0
+        let text = String(decoding: p.readToEnd(), as: UTF8.self)
+        report("mixed devices stop with PyTorch's message", p.wait() != .exited(0)
                && text.contains("Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"))
     } catch { report("mixed devices", false, "\(error)") }
     runMixedPrecisionChecks()
@@ -379,25 +380,25 @@ func timeIt(_ reps: Int, _ body: () -> Void) -> Double {
 }
 if runBench && !info.emulated {
     let p = torch.rand(10).cuda(), q = torch.rand(10).cuda()
-    print(String(format: "BENCH a+b 10 floats: %.2f us/op", timeIt(2000) { _ = p + q }))
+    print(String(cFormat: "BENCH a+b 10 floats: %.2f us/op", timeIt(2000) { _ = p + q }))
     // The same launch without a result to allocate, and a bare synchronisation: where a small op's time goes.
-    print(String(format: "BENCH a.add_(b) 10 floats: %.2f us/op", timeIt(2000) { _ = p.add_(q) }))
-    print(String(format: "BENCH torch.cuda.synchronize(): %.2f us", timeIt(2000) { torch.cuda.synchronize() }))
+    print(String(cFormat: "BENCH a.add_(b) 10 floats: %.2f us/op", timeIt(2000) { _ = p.add_(q) }))
+    print(String(cFormat: "BENCH torch.cuda.synchronize(): %.2f us", timeIt(2000) { torch.cuda.synchronize() }))
     let w = torch.rand(10).cuda().requiresGrad_(), x = torch.rand(10).cuda()
-    print(String(format: "BENCH (w*x).sum().backward() 10 floats: %.1f us", timeIt(500) { (w * x).sum().backward() }))
+    print(String(cFormat: "BENCH (w*x).sum().backward() 10 floats: %.1f us", timeIt(500) { (w * x).sum().backward() }))
     for adam in [false, true] {
         torch.manualSeed(4)
         let model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(), nn.Linear(256, 10)).to(cuda)
         let opt: optim.Optimizer = adam ? optim.Adam(model.parameters(), lr: 1e-3) : optim.SGD(model.parameters(), lr: 0.01)
         let xb = torch.rand(64, 784).cuda(), yb = torch.randint(0, 10, [64]).cuda()
         let us = timeIt(200) { opt.zeroGrad(); F.crossEntropy(model(xb), yb).backward(); opt.step() }
-        print(String(format: "BENCH MLP 784-512-256-10 train step batch 64 %@: %.0f us", adam ? "Adam" : "SGD", us))
+        print("BENCH MLP 784-512-256-10 train step batch 64 \(adam ? "Adam" : "SGD"): " + String(cFormat: "%.0f us", us))
     }
     runGraphBenchmarks()   // GraphChecks.swift
     for n in [4096, 8192] {
         let m1 = torch.rand(n, n).cuda(), m2 = torch.rand(n, n).cuda()
         let us = timeIt(n == 4096 ? 20 : 5) { _ = m1.mm(m2) }
-        print(String(format: "BENCH sgemm %d: %.0f GFLOP/s", n, 2 * pow(Double(n), 3) / us / 1000))
+        print(String(cFormat: "BENCH sgemm %d: %.0f GFLOP/s", n, 2 * pow(Double(n), 3) / us / 1000))
     }
     do {
         torch.manualSeed(7)
@@ -405,18 +406,18 @@ if runBench && !info.emulated {
         let opt = optim.SGD(model.parameters(), lr: 0.01, momentum: 0.9)
         let xb = torch.rand(64, 3, 32, 32).cuda(), yb = torch.randint(0, 10, [64]).cuda()
         let us = timeIt(100) { opt.zeroGrad(); F.crossEntropy(model(xb), yb).backward(); opt.step() }
-        print(String(format: "BENCH LeNet-5 train step batch 64 SGD momentum: %.0f us", us))
+        print(String(cFormat: "BENCH LeNet-5 train step batch 64 SGD momentum: %.0f us", us))
         for batch in [32, 256] {
             let xc = torch.rand(batch, 64, 32, 32).cuda(), wc = torch.rand(64, 64, 3, 3).cuda()
             let t = timeIt(20) { _ = F.conv2d(xc, wc, padding: 1) }
-            print(String(format: "BENCH conv2d 64->64 3x3 32x32 batch %d forward: %.0f GFLOP/s", batch,
+            print(String(cFormat: "BENCH conv2d 64->64 3x3 32x32 batch %d forward: %.0f GFLOP/s", batch,
                          2 * Double(batch * 64 * 64 * 9 * 32 * 32) / t / 1000))
         }
     }
     runCNNBenchmarks()
     let big = torch.rand(64 << 20).cuda()
     let us = timeIt(20) { _ = big + big }
-    print(String(format: "BENCH a+a 64 Mi floats: %.0f GB/s", 2 * Double(64 << 20) * 4 / us / 1000))
+    print(String(cFormat: "BENCH a+a 64 Mi floats: %.0f GB/s", 2 * Double(64 << 20) * 4 / us / 1000))
 }
 
 print("\(passes) passed, \(failures) failed")

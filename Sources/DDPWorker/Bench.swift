@@ -1,5 +1,12 @@
 import CMPIShim
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import Torch
 import TorchVision
 import TutorialModels
@@ -55,8 +62,8 @@ func runAllReduceBenchmark(_ args: [String]) throws {
         let r = times.toArray(as: Double.self)
         if rank == 0 {
             let pad = { (s: String, w: Int) in String(repeating: " ", count: max(0, w - s.count)) + s }
-            print(pad("\(bytes)", 10), pad(String(format: "%.1f", r[0] * 1e6), 18), pad(String(format: "%.1f", r[1] * 1e6), 19),
-                  pad(algorithm.rawValue, 10), pad(String(format: "%+.1f%%", (r[1] / r[0] - 1) * 100), 10))
+            print(pad("\(bytes)", 10), pad(String(cFormat: "%.1f", r[0] * 1e6), 18), pad(String(cFormat: "%.1f", r[1] * 1e6), 19),
+                  pad(algorithm.rawValue, 10), pad(String(cFormat: "%+.1f%%", (r[1] / r[0] - 1) * 100), 10))
             print("RESULT allreduce bytes=\(bytes) world=\(world) algorithm=\(algorithm) mpiMicros=\(r[0] * 1e6) distMicros=\(r[1] * 1e6)")
         }
     }
@@ -107,8 +114,8 @@ func runDDPBenchmark(_ args: [String]) throws {
         let sps = Double(world * batch * steps) / seconds
         if let timeline = ddp?.communicationTimeline { print(timeline) }
         print("RESULT bench-ddp model=\(kind) world=\(world) ddp=\(ddp != nil) algorithm=\(ddp.map { "\($0.allReduceAlgorithm)" } ?? "none") "
-              + "bucketCapMB=\(bucketCapMB) buckets=\(ddp?.bucketSizes.count ?? 0) bucketView=\(bucketView) batchPerRank=\(batch) steps=\(steps) seconds=\(String(format: "%.3f", seconds)) "
-              + "samplesPerSec=\(String(format: "%.1f", sps)) msPerStep=\(String(format: "%.2f", seconds / Double(steps) * 1000))")
+              + "bucketCapMB=\(bucketCapMB) buckets=\(ddp?.bucketSizes.count ?? 0) bucketView=\(bucketView) batchPerRank=\(batch) steps=\(steps) seconds=\(String(cFormat: "%.3f", seconds)) "
+              + "samplesPerSec=\(String(cFormat: "%.1f", sps)) msPerStep=\(String(cFormat: "%.2f", seconds / Double(steps) * 1000))")
     }
     try dist.destroyProcessGroup()
 }

@@ -1,5 +1,12 @@
 import CMPIShim
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import Torch
 
 /// `dist.allReduce` on the shared-memory path against `MPI_Allreduce` on the same inputs: float32 and

@@ -1,4 +1,11 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import Torch
 
 /// `nn.SyncBatchNorm` across the ranks against one BatchNorm on the whole batch, which every rank

@@ -11,7 +11,14 @@
 //
 // Results are printed as `RESULT key=value ...` lines by rank 0; failed checks as `FAIL ...`
 // lines, with a non-zero exit status.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import Torch
 
 setvbuf(stdout, nil, _IOLBF, 0)

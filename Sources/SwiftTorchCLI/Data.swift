@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Torch
 import TorchVision
 
@@ -72,8 +76,7 @@ struct DataOptions: ParsableArguments {
         }
         if case .folder(let path) = dataset {
             if dataDir != nil { throw ValidationError("--data-dir does not apply to --dataset folder:<path> (the path is the folder)") }
-            var isDir: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir), isDir.boolValue else {
+            guard PathString.isDirectory(path) else {
                 throw ValidationError("--dataset folder:\(path): no such folder")
             }
         }
@@ -102,12 +105,13 @@ private let fashionSignature = [9, 0, 0, 3, 0, 2, 7, 2, 5, 5]
 func loadData(_ options: DataOptions, trainSplit: Bool = true) throws -> DataSplit {
     switch options.dataset {
     case .digits:
-        guard let imagesURL = Bundle.module.url(forResource: "digits-images-idx3-ubyte", withExtension: nil),
-              let labelsURL = Bundle.module.url(forResource: "digits-labels-idx1-ubyte", withExtension: nil) else {
+        guard let imageBytes = Data(base64Encoded: digitsImagesIDXBase64.filter { $0 != "\n" }),
+              let labelBytes = Data(base64Encoded: digitsLabelsIDXBase64.filter { $0 != "\n" }) else {
             throw CLIError.missingResource("digits-*-idx*-ubyte")
         }
-        let images = try datasets.IDX.read(imagesURL.path).float().reshape(-1, 1, 8, 8) / 16.0
-        let labels = try datasets.IDX.read(labelsURL.path).long()
+        let images = try datasets.IDX.decode([UInt8](imageBytes), source: "digits-images-idx3-ubyte").float()
+            .reshape(-1, 1, 8, 8) / 16.0
+        let labels = try datasets.IDX.decode([UInt8](labelBytes), source: "digits-labels-idx1-ubyte").long()
         // A fixed 80/20 split: the first 1437 samples train, the last 360 test; standardised with
         // the training split's mean and standard deviation.
         let n = images.size(0), nTrain = n * 4 / 5
@@ -163,13 +167,13 @@ private func loadFolder(_ root: String, size: Int) throws -> DataSplit {
         return (torch.stack(samples.map(\.0)), torch.tensor(samples.map(\.1), dtype: .int64))
     }
     let fm = FileManager.default
-    let holdout = ["val", "test"].map { (root as NSString).appendingPathComponent($0) }.first { fm.fileExists(atPath: $0) }
-    let trainRoot = (root as NSString).appendingPathComponent("train")
+    let holdout = ["val", "test"].map { PathString.join(root, $0) }.first { fm.fileExists(atPath: $0) }
+    let trainRoot = PathString.join(root, "train")
     if let holdout, fm.fileExists(atPath: trainRoot) {
         let train = try datasets.ImageFolder(root: trainRoot, transform: transform)
         let test = try datasets.ImageFolder(root: holdout, transform: transform)
         guard train.classes == test.classes else {
-            throw CLIError.invalidData(path: root, reason: "train/ has classes \(train.classes) but \((holdout as NSString).lastPathComponent)/ has \(test.classes)")
+            throw CLIError.invalidData(path: root, reason: "train/ has classes \(train.classes) but \(PathString.lastComponent(holdout))/ has \(test.classes)")
         }
         let (a, b) = try tensors(train, Array(0..<train.count)), (c, d) = try tensors(test, Array(0..<test.count))
         return DataSplit(trainX: a, trainY: b, testX: c, testY: d, classes: train.classes.count)

@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Torch
 
 struct Evaluate: ParsableCommand {
@@ -49,7 +53,7 @@ struct Evaluate: ParsableCommand {
         let (loss, acc) = Trainer(model: model, optimizer: optim.SGD(model.module.parameters(), lr: 0), scheduler: nil,
                                   perBatchScheduler: false).evaluate(split.testX, split.testY, batchSize: 256)
         print("model \(kind.name) on \(data.dataset): \(split.testX.size(0)) test images")
-        print(String(format: "test loss %.4f  test accuracy %.4f", loss, acc))
+        print(String(cFormat: "test loss %.4f  test accuracy %.4f", loss, acc))
     }
 }
 
@@ -120,7 +124,7 @@ struct Convert: ParsableCommand {
             throw ValidationError("exactly one of <input> and <output> must end in .safetensors")
         }
         guard FileManager.default.fileExists(atPath: input) else { throw ValidationError("<input> '\(input)': no such file") }
-        for m in metadata where !m.contains("=") { throw ValidationError("--metadata expects key=value (got '\(m)')") }
+        for m in metadata where !m.contains("=" as Character) { throw ValidationError("--metadata expects key=value (got '\(m)')") }
     }
 
     mutating func run() throws {

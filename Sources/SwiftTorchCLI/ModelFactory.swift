@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Torch
 import TorchVision
 import TutorialModels
@@ -59,7 +63,7 @@ enum ModelKind: Equatable {
 
 /// Parses "300,100".
 func hiddenSizes(_ s: String) throws -> [Int] {
-    let parts = s.split(separator: ",", omittingEmptySubsequences: false).map { Int($0.trimmingCharacters(in: .whitespaces)) }
+    let parts = s.split(separator: ",", omittingEmptySubsequences: false).map { Int($0.trimmingWhitespace()) }
     guard !parts.isEmpty, parts.allSatisfy({ ($0 ?? 0) > 0 }) else {
         throw ValidationError("--hidden expects positive integers separated by commas (got '\(s)')")
     }

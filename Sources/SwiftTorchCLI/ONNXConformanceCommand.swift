@@ -1,5 +1,12 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import Torch
 
 /// `swifttorch onnx-conformance DIR`: ONNX's backend node tests (scripts/fetch-onnx-conformance) run through
@@ -32,19 +39,18 @@ struct ONNXConformance: ParsableCommand {
     var workerFrom: Int?
 
     func validate() throws {
-        var isDir: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDir), isDir.boolValue else {
+        guard PathString.isDirectory(directory) else {
             throw ValidationError("'\(directory)': no such folder (fetch the suite with scripts/fetch-onnx-conformance)")
         }
     }
 
     mutating func run() throws {
-        let names = onnx.conformance.tests(in: directory).filter { filter == nil || $0.contains(filter!) }
+        let names = onnx.conformance.tests(in: directory).filter { filter == nil || $0.firstRange(of: filter!) != nil }
         if let start = workerFrom {
             // Worker: run from `start`, one machine-readable line per test, flushed before the next begins.
             for name in names.dropFirst(start) {
                 let r = onnx.conformance.runTest("\(directory)/\(name)")
-                let detail = r.detail.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\t", with: " ")
+                let detail = r.detail.replacing("\n", with: " ").replacing("\t", with: " ")
                 print("@@\t\(r.name)\t\(r.status.rawValue)\t\(detail)")
                 fflush(stdout)
             }
@@ -76,23 +82,19 @@ struct ONNXConformance: ParsableCommand {
     func runInWorkers(_ names: [String]) throws -> [onnx.conformance.Result] {
         var results: [onnx.conformance.Result] = []
         let exe = URL(fileURLWithPath: CommandLine.arguments[0]).path
-        let executable = FileManager.default.isExecutableFile(atPath: exe) ? exe : (Bundle.main.executablePath ?? exe)
+        // This program's own file (/proc/self/exe) when argv[0] is not a path to it.
+        let executable = FileManager.default.isExecutableFile(atPath: exe) ? exe
+            : ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? exe)
         while results.count < names.count {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: executable)
             var args = ["onnx-conformance", directory, "--worker-from", String(results.count)]
             if let filter { args += ["--filter", filter] }
-            p.arguments = args
-            let pipe = Pipe()
-            p.standardOutput = pipe
-            p.standardError = FileHandle.nullDevice
+            let p = ChildProcess(executable: executable, arguments: args, standardOutput: .pipe, standardError: .discard)
             try p.run()
             var buffer = Data()
-            let handle = pipe.fileHandleForReading
             while true {
-                let chunk = handle.availableData
+                let chunk = p.read()
                 if chunk.isEmpty { break }
-                buffer.append(chunk)
+                buffer.append(contentsOf: chunk)
                 while let nl = buffer.firstIndex(of: 10) {
                     let line = String(decoding: buffer[buffer.startIndex..<nl], as: UTF8.self)
                     buffer.removeSubrange(buffer.startIndex...nl)
@@ -103,9 +105,13 @@ struct ONNXConformance: ParsableCommand {
                     results.append(r)
                 }
             }
-            p.waitUntilExit()
+            let termination = p.wait()
             if results.count < names.count {
-                let how = p.terminationReason == .uncaughtSignal ? "signal \(p.terminationStatus)" : "exit status \(p.terminationStatus)"
+                let how: String
+                switch termination {
+                case .signalled(let signal): how = "signal \(signal)"
+                case .exited(let status): how = "exit status \(status)"
+                }
                 let r = onnx.conformance.Result(name: names[results.count], status: .fail, detail: "crashed (\(how))")
                 print(r); fflush(stdout)
                 results.append(r)

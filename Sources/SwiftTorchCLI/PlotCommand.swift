@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Torch
 import TorchVision
 
@@ -26,8 +30,7 @@ struct Plot: ParsableCommand {
     enum Format: String, ExpressibleByArgument, CaseIterable { case svg, png, both }
 
     func validate() throws {
-        var isDir: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: logdir, isDirectory: &isDir), isDir.boolValue else {
+        guard PathString.isDirectory(logdir) else {
             throw ValidationError("<logdir> '\(logdir)': no such folder")
         }
     }
@@ -35,11 +38,11 @@ struct Plot: ParsableCommand {
     mutating func run() throws {
         let scalars = try utils.tensorboard.EventFileReader.scalars(logDir: logdir)
         guard !scalars.isEmpty else { throw CLIError.noScalars(logDir: logdir) }
-        let outDir = output ?? (logdir as NSString).appendingPathComponent("plots")
+        let outDir = output ?? PathString.join(logdir, "plots")
         do {
             try FileManager.default.createDirectory(atPath: outDir, withIntermediateDirectories: true)
         } catch {
-            throw CLIError.unwritable(path: outDir, reason: error.localizedDescription)
+            throw CLIError.unwritable(path: outDir, reason: errorDescription(error))
         }
         // Group "Loss/train", "Loss/test" under "Loss"; "run1/Loss/train" under "Loss" too, labelled "run1/train".
         var groups: [String: [(String, [utils.tensorboard.ScalarEvent])]] = [:]
@@ -58,11 +61,11 @@ struct Plot: ParsableCommand {
         }
         for (group, curves) in groups.sorted(by: { $0.key < $1.key }) {
             var chart = utils.plot.LineChart(title: group, xLabel: "epoch", yLabel: group.lowercased(),
-                                             yScale: logLoss && group.lowercased().contains("loss") ? .log : .linear)
+                                             yScale: logLoss && group.lowercased().firstRange(of: "loss") != nil ? .log : .linear)
             for (label, events) in curves.sorted(by: { $0.0 < $1.0 }) {
                 chart.plot(events.map(\.value), x: events.map { Double($0.step) }, label: label)
             }
-            let base = (outDir as NSString).appendingPathComponent(group.replacingOccurrences(of: " ", with: "_"))
+            let base = PathString.join(outDir, group.replacing(" ", with: "_"))
             if format != .png {
                 try chart.saveSVG(base + ".svg")
                 print("wrote \(base).svg")

@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Torch
 
 /// `swifttorch`: trains, evaluates and inspects models with SwiftTorch. With no arguments it trains
@@ -19,7 +23,7 @@ struct SwiftTorchCLI: ParsableCommand {
               swifttorch plot runs/cnn
             """,
         version: torch.version,
-        subcommands: [Train.self, Evaluate.self, SummaryCommand.self, Convert.self, Plot.self, Info.self, ONNXConformance.self],
+        subcommands: [Train.self, Evaluate.self, SummaryCommand.self, Convert.self, Plot.self, Info.self, ONNXConformance.self, Export.self],
         defaultSubcommand: Train.self)
 }
 

@@ -1,5 +1,12 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import Torch
 import TorchVision
 
@@ -82,7 +89,7 @@ struct Train: ParsableCommand {
     /// `--augment`'s steps in application order (crop before flip), or nil without the option.
     var augmentSteps: [String]? {
         guard let augment else { return nil }
-        let steps = Set(augment.lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        let steps = Set(augment.lowercased().split(separator: ",").map { $0.trimmingWhitespace() })
         return ["crop", "flip"].filter(steps.contains)
     }
 
@@ -105,7 +112,7 @@ struct Train: ParsableCommand {
         if let wd = weightDecay, !(wd >= 0 && wd.isFinite) { throw ValidationError("--weight-decay must be non-negative (got \(wd))") }
         guard stepSize > 0 else { throw ValidationError("--step-size must be a positive integer (got \(stepSize))") }
         if let augment {
-            let steps = augment.lowercased().split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            let steps = augment.lowercased().split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingWhitespace() }
             guard !steps.isEmpty, steps.allSatisfy({ $0 == "crop" || $0 == "flip" }) else {
                 throw ValidationError("--augment must be crop, flip or crop,flip (got '\(augment)')")
             }
@@ -196,8 +203,8 @@ struct Train: ParsableCommand {
                 do {
                     for p in module.parameters() { if let g = p.grad { try dist.allReduce(g, op: .avg) } }
                 } catch {
-                    FileHandle.standardError.write(Data("Error: rank \(dist.getRank()): \(error)\n".utf8))
-                    Foundation.exit(1)
+                    fputs("Error: rank \(dist.getRank()): \(error)\n", stderr)
+                    Glibc.exit(1)
                 }
             }
         }
@@ -221,7 +228,7 @@ struct Train: ParsableCommand {
             accuracy = acc
             let lrNow = opt.paramGroups[0].lr
             history.append(["train_loss": trainLoss, "test_loss": testLoss, "test_accuracy": acc, "lr": lrNow])
-            print(String(format: "epoch %2d/%d  loss %.4f  test loss %.4f  test accuracy %.4f  lr %.4g  (%.2f s)", epoch, nEpochs,
+            print(String(cFormat: "epoch %2d/%d  loss %.4f  test loss %.4f  test accuracy %.4f  lr %.4g  (%.2f s)", epoch, nEpochs,
                          trainLoss, testLoss, acc, lrNow, Date().timeIntervalSince(t0)))
             if let writer {
                 writer.addScalar("Loss/train", trainLoss, epoch)
@@ -242,7 +249,7 @@ struct Train: ParsableCommand {
             print("saved the model's state dict to \(save)")
         }
         if let checkpointPath { print("training state saved to \(checkpointPath) (continue with --resume \(checkpointPath))") }
-        print(String(format: "final test accuracy %.4f in %.2f s", accuracy, Date().timeIntervalSince(start)))
+        print(String(cFormat: "final test accuracy %.4f in %.2f s", accuracy, Date().timeIntervalSince(start)))
         if distributed { try dist.destroyProcessGroup() }
     }
 

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Torch
 
 /// The settings a training run is defined by, stored in its checkpoints: resuming checks them.
@@ -117,17 +121,16 @@ struct TrainingCheckpoint {
 /// Checks, before any work, that a file can be created at `path` (the folder exists and is
 /// writable), naming the path and the option it came from.
 func checkWritable(_ path: String, option: String) throws {
-    let dir = (path as NSString).deletingLastPathComponent
+    let dir = PathString.deletingLastComponent(path)
     let folder = dir.isEmpty ? "." : dir
-    var isDir: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDir) else {
+    guard FileManager.default.fileExists(atPath: folder) else {
         throw CLIError.unwritable(path: path, reason: "\(option): the folder '\(folder)' does not exist")
     }
-    guard isDir.boolValue else { throw CLIError.unwritable(path: path, reason: "\(option): '\(folder)' is not a folder") }
+    guard PathString.isDirectory(folder) else { throw CLIError.unwritable(path: path, reason: "\(option): '\(folder)' is not a folder") }
     guard FileManager.default.isWritableFile(atPath: folder) else {
         throw CLIError.unwritable(path: path, reason: "\(option): the folder '\(folder)' is not writable")
     }
-    if FileManager.default.fileExists(atPath: path, isDirectory: &isDir), isDir.boolValue {
+    if PathString.isDirectory(path) {
         throw CLIError.unwritable(path: path, reason: "\(option): '\(path)' is a folder")
     }
 }

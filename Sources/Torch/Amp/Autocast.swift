@@ -1,7 +1,11 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Automatic mixed precision (PyTorch's `torch.amp` / `torch.autocast`): regions where matrix products and
 /// convolutions run in float16 or bfloat16 while precision-sensitive ops (softmax, losses, norms, reductions)
@@ -178,6 +182,6 @@ enum Autocast {
 
     /// PyTorch's `UserWarning` lines, on standard error.
     static func warn(_ message: String) {
-        FileHandle.standardError.write(Data(("UserWarning: " + message + "\n").utf8))
+        writeStandardError("UserWarning: " + message + "\n")
     }
 }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension utils.data {
     /// Iterates a dataset in batches (PyTorch's `DataLoader`).
@@ -72,8 +76,8 @@ extension utils.data {
             }
             self.pinMemory = pinMemory && torch.cuda.isAvailable()
             if pinMemory && !self.pinMemory {
-                FileHandle.standardError.write(Data(("UserWarning: 'pin_memory' argument is set as true but no accelerator "
-                    + "is found, then device pinned memory won't be used.\n").utf8))
+                writeStandardError("UserWarning: 'pin_memory' argument is set as true but no accelerator "
+                    + "is found, then device pinned memory won't be used.\n")
             }
             self.fetch = self.pinMemory ? { pinnedBatch(fetch($0)) } : fetch
         }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Background threads that turn index batches into batches for `DataLoader(numWorkers: n)`.
 ///
@@ -11,7 +15,7 @@ import Foundation
 /// iteration ends or is abandoned), the workers finish their current task and exit.
 final class PrefetchPool<Batch> {
     private final class State {
-        let condition = NSCondition()
+        let condition = PosixCondition()
         /// Per-worker queues of (sequence number, indices).
         var tasks: [[(sequence: Int, indices: [Int])]]
         var results: [Int: Batch] = [:]
@@ -34,7 +38,7 @@ final class PrefetchPool<Batch> {
         state.liveWorkers = workers
         for k in 0..<workers {
             let generator = Generator().manualSeed(baseSeed &+ UInt64(k))
-            let thread = Thread {
+            let thread = PosixThread(name: "DataLoader worker \(k)", stackSize: 8 << 20) {
                 torch.withThreadDefaultGenerator(generator) {
                     while true {
                         state.condition.lock()
@@ -55,8 +59,6 @@ final class PrefetchPool<Batch> {
                     }
                 }
             }
-            thread.name = "DataLoader worker \(k)"
-            thread.stackSize = 8 << 20
             thread.start()
         }
     }

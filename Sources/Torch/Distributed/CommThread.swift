@@ -1,20 +1,23 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// One thread per process group that runs its asynchronous operations in submission order (MPI
 /// requires every rank to issue collectives on a communicator in the same order, so one FIFO
 /// thread per communicator keeps that order while the caller goes on computing).
 final class CommThread: @unchecked Sendable {
-    private let condition = NSCondition()
+    private let condition = PosixCondition()
     private var queue: [(work: dist.Work, body: () throws -> Void)] = []
     private var head = 0
     /// Operations submitted and not yet finished.
     private(set) var pending = 0
     private var stopping = false
-    private var thread: Thread?
+    private var thread: PosixThread?
 
     init(name: String) {
-        let t = Thread { [unowned self] in self.loop() }
-        t.name = name
+        let t = PosixThread(name: name) { [unowned self] in self.loop() }
         thread = t
         t.start()
     }

@@ -1,4 +1,11 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension nn.parallel.DistributedDataParallel {
     /// Where the gradient averaging of synchronised backward passes spent its time, averaged over the
@@ -33,11 +40,11 @@ extension nn.parallel.DistributedDataParallel {
         public var exposed: Double { reduced - backwardDone }
 
         public var description: String {
-            func ms(_ s: Double) -> String { String(format: "%8.2f", s * 1000) }
+            func ms(_ s: Double) -> String { String(cFormat: "%8.2f", s * 1000) }
             var lines = ["DDP communication timeline (\(algorithm.rawValue), mean of \(iterations) iterations; ms since the first gradient)",
                          "bucket      bytes    ready  started finished     took"]
             for b in buckets {
-                lines.append(String(format: "%6d %10d ", b.index, b.bytes) + ms(b.ready) + " " + ms(b.started) + " "
+                lines.append(String(cFormat: "%6d %10d ", b.index, b.bytes) + ms(b.ready) + " " + ms(b.started) + " "
                              + ms(b.finished) + " " + ms(b.finished - b.started))
             }
             lines.append("backward done at \(ms(backwardDone)) ms, averages in .grad at \(ms(reduced)) ms: exposed communication \(ms(exposed)) ms")

@@ -1,5 +1,12 @@
 import CMPIShim
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Guards every blocking MPI call with the process group's timeout: MPI itself waits forever for a
 /// rank that is alive but never joins a collective (stuck, or throwing past it), so a background
@@ -8,10 +15,10 @@ import Foundation
 final class Watchdog: @unchecked Sendable {
     static let shared = Watchdog()
 
-    private let lock = NSLock()
+    private let lock = PosixLock()
     private var inFlight: [Int: (op: String, deadline: Double, timeout: Double)] = [:]
     private var nextToken = 0
-    private var thread: Thread?
+    private var thread: PosixThread?
 
     /// Registers a call; pass the token to `end`.
     func begin(_ op: @autoclosure () -> String, timeout: Double) -> Int {
@@ -38,9 +45,7 @@ final class Watchdog: @unchecked Sendable {
     }
 
     private func startLocked() {
-        let t = Thread { [unowned self] in self.loop() }
-        t.name = "swifttorch-dist-watchdog"
-        t.stackSize = 1 << 18
+        let t = PosixThread(name: "swifttorch-dist-watchdog", stackSize: 1 << 18) { [unowned self] in self.loop() }
         thread = t
         t.start()
     }
@@ -59,7 +64,7 @@ final class Watchdog: @unchecked Sendable {
                     + "collective. Aborting the job with MPI_Abort.")
             }
             // Check often enough to fire within ~10 % of the shortest timeout, at most every 0.5 s.
-            Thread.sleep(forTimeInterval: max(0.005, min(0.5, shortest / 10)))
+            PosixThread.sleep(seconds: max(0.005, min(0.5, shortest / 10)))
         }
     }
 
@@ -71,5 +76,5 @@ final class Watchdog: @unchecked Sendable {
 }
 
 func formatSeconds(_ s: Double) -> String {
-    s == s.rounded() ? "\(Int(s)) s" : String(format: "%.3g s", s)
+    s == s.rounded() ? "\(Int(s)) s" : String(cFormat: "%.3g s", s)
 }

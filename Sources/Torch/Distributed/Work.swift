@@ -1,5 +1,9 @@
 import CMPIShim
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension dist {
     /// The handle of an asynchronous collective or point-to-point operation (PyTorch's `Work`),
@@ -11,7 +15,7 @@ extension dist {
     /// try work!.wait()            // t now holds the sum
     /// ```
     public final class Work: @unchecked Sendable {
-        private let condition = NSCondition()
+        private let condition = PosixCondition()
         private var done = false
         private var error: Error?
         /// For operations backed by an MPI request (isend/irecv): the request and what to do once it completes.

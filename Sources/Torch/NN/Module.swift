@@ -113,7 +113,7 @@ extension nn {
         public final func registerModule(_ name: String, _ module: Module?) { addModule(name, module) }
 
         private func checkMemberName(_ name: String, kind: String, allowExisting: Bool) {
-            precondition(!name.contains("."), "\(kind) name can't contain \".\", got: \(name)")
+            precondition(!name.contains("." as Character), "\(kind) name can't contain \".\", got: \(name)")
             precondition(!name.isEmpty, "\(kind) name can't be empty string \"\"")
             if allowExisting { return }
             let taken = (kind != "parameter" && registeredParameters.contains(name))
@@ -648,7 +648,7 @@ public struct StateDictLoadError: Error, CustomStringConvertible {
 /// A state-dict key with each snake_case component made camelCase (`input_to_hidden_layer.weight`
 /// → `inputToHiddenLayer.weight`), so either spelling matches a module member.
 func normalizeStateDictKey(_ key: String) -> String {
-    guard key.contains("_") else { return key }
+    guard key.contains("_" as Character) else { return key }
     var out = ""
     out.reserveCapacity(key.count)
     var upper = false

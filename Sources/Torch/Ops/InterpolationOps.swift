@@ -50,7 +50,7 @@ func resampleAlongDim(_ x: Tensor, dim: Int, taps: ResamplingTaps, name: String)
 private func resampleAdjointAlongDim(_ g: Tensor, dim: Int, taps: ResamplingTaps, inLength: Int, name: String) -> Tensor {
     let out = runResampling(g, dim: dim, outLength: inLength, taps: taps, adjoint: true)
     if g.needsGrad {
-        record(name.replacingOccurrences(of: "Backward0", with: "BackwardBackward0"), out, inputs: [g]) { _, gg in
+        record(name.replacing("Backward0", with: "BackwardBackward0"), out, inputs: [g]) { _, gg in
             [resampleAlongDim(gg, dim: dim, taps: taps, name: name)]
         }
     }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// `torch.linalg` on top of `LinalgKernels` (one Double matrix per call). This file holds the shared
 /// plumbing (messages, matrix batches, differentiable helpers), det, slogdet, inv, solve, cross, and the

@@ -2,7 +2,11 @@
 // norm, matrix_rank and pinv. The batching, dtype and error conventions are those described in
 // Linalg.swift.
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // MARK: - Norms
 

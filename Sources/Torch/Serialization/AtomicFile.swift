@@ -4,7 +4,11 @@
 // does leave its temporary file; the next atomic write into the same folder removes such leftovers
 // (of any destination) once their writing process is gone.
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -43,7 +47,7 @@ public enum AtomicFile {
         var fd: Int32 = -1
         for _ in 0..<16 {
             let suffix = String(UInt64.random(in: 0...UInt64.max), radix: 36)
-            tempPath = (dir as NSString).appendingPathComponent(".\(base).tmp-\(getpid())-\(suffix)")
+            tempPath = PathString.join(dir, ".\(base).tmp-\(getpid())-\(suffix)")
             fd = open(tempPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
             if fd >= 0 || errno != EEXIST { break }
         }
@@ -106,7 +110,7 @@ public enum AtomicFile {
             if let destination = destination, target != destination { continue }
             // kill(pid, 0) fails with ESRCH only when no such process exists.
             guard kill(pid, 0) != 0 && errno == ESRCH else { continue }
-            let full = (dir as NSString).appendingPathComponent(name)
+            let full = PathString.join(dir, name)
             var st = stat()
             guard lstat(full, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
             if unlink(full) == 0 { removed.append(full) }

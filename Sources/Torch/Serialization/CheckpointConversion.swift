@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension torch {
     /// What ``convertCheckpoint(_:_:key:metadata:)`` did.

@@ -2,7 +2,11 @@
 // node graph, checking every operand length against the remaining input and every global against
 // the allow-list, so no byte sequence can crash the process (docs/formats.md §1.3–1.5).
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The pickle VM. Objects live in a flat node array (no recursive teardown, cheap sharing); the
 /// stack and memo hold node indices, so mutations (APPEND, SETITEM, BUILD) are seen through every
@@ -346,7 +350,7 @@ struct PickleMachine {
         if !b.isEmpty, b.count <= 18, b.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
             return b.reduce(0) { $0 * 10 + Int($1 - 0x30) }
         }
-        guard let v = Int(text(b).trimmingCharacters(in: .whitespaces)), v >= 0 else {
+        guard let v = Int(text(b).trimmingWhitespace()), v >= 0 else {
             throw corrupt("\(opName) operand '\(text(b).prefix(40))' is not a non-negative integer")
         }
         return v
@@ -384,7 +388,7 @@ struct PickleMachine {
                 try push(try top())
             case 0x46:  // F FLOAT
                 opName = "FLOAT"
-                let t = text(try line()).trimmingCharacters(in: .whitespaces)
+                let t = text(try line()).trimmingWhitespace()
                 guard let d = Double(t) else { throw corrupt("FLOAT operand '\(t.prefix(40))' is not a number") }
                 try pushLeaf(.float(d))
             case 0x49:  // I INT

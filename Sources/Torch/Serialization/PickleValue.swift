@@ -2,7 +2,11 @@
 // (`Unpickler`, Unpickler.swift) and the protocol-2 writer (`Pickler`, Pickler.swift), plus the
 // two's-complement byte strings pickle's LONG opcodes use for big integers (docs/formats.md §1.3–1.5).
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // MARK: - Value tree
 
@@ -295,7 +299,7 @@ enum PickleBigInt {
     static func parseDecimal(_ text: Substring) -> PickleValue? {
         // Fast path: plain ASCII digits with an optional sign that fit in Int64.
         if let v = Int64(text) { return .int(v) }
-        var s = text.trimmingCharacters(in: .whitespaces)[...]
+        var s = text.trimmingWhitespace()[...]
         var negative = false
         if s.first == "-" { negative = true; s = s.dropFirst() } else if s.first == "+" { s = s.dropFirst() }
         s = Substring(s.filter { $0 != "_" })

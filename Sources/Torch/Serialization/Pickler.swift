@@ -2,7 +2,11 @@
 // unpickler implements, in the encodings Python's pickler chooses, so `torch.load` reads what
 // `torch.save` here writes (docs/formats.md §1.3).
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Writes ``PickleValue`` trees as protocol-2 pickle streams, using only the opcodes PyTorch's
 /// weights-only unpickler implements and the encodings Python's pickler chooses (docs/formats.md §1.3):
@@ -96,7 +100,7 @@ private struct PickleEncoder {
             }
             return
         }
-        guard !module.contains("\n"), !name.contains("\n"), !module.isEmpty, !name.isEmpty else {
+        guard !module.contains("\n" as Character), !name.contains("\n" as Character), !module.isEmpty, !name.isEmpty else {
             throw SerializationError.invalidArgument("Pickler: invalid global '\(module).\(name)'")
         }
         // Protocol 2 uses Python 2 module names (as Python's pickler does with fix_imports).

@@ -4,7 +4,11 @@
 // STORED records are not copied: tensors point into a private copy-on-write memory mapping of the
 // file (docs/formats.md §1).
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension torch {
     /// Loads an object saved with `torch.save` (by PyTorch or by SwiftTorch): a tensor, a state dict,
@@ -140,7 +144,7 @@ enum TorchCheckpoint {
         }
         let versionBytes = try zip.buffer(named: versionName)
         guard versionBytes.count <= 64,
-              let version = Int(String(decoding: versionBytes.array, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)),
+              let version = Int(String(decoding: versionBytes.array, as: UTF8.self).trimmingWhitespace(newlines: true)),
               supportedVersions.contains(version) else {
             throw SerializationError.invalidCheckpoint(
                 reason: "unsupported checkpoint format version '\(String(decoding: versionBytes.array.prefix(64), as: UTF8.self))' (supported: \(supportedVersions.lowerBound)...\(supportedVersions.upperBound))")
@@ -149,7 +153,7 @@ enum TorchCheckpoint {
         var bigEndian = false
         if zip.contains(prefix + "byteorder") {
             let bo = String(decoding: try zip.buffer(named: prefix + "byteorder").array.prefix(16), as: UTF8.self)
-            switch bo.trimmingCharacters(in: .whitespacesAndNewlines) {
+            switch bo.trimmingWhitespace(newlines: true) {
             case "little": bigEndian = false
             case "big": bigEndian = true
             default: throw SerializationError.invalidCheckpoint(reason: "unknown byteorder '\(bo)'")

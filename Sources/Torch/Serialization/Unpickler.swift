@@ -2,7 +2,11 @@
 // globals, and bounds memory and time on hostile input. It runs the VM in PickleMachine.swift and
 // turns the VM's node graph into a `PickleValue` tree (docs/formats.md §1.3–1.5).
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A restricted pickle virtual machine for untrusted input, modelled on PyTorch's
 /// `torch._weights_only_unpickler`.
@@ -243,7 +247,7 @@ private struct PickleMaterializer {
     }
 
     func encode(_ s: String, _ encoding: String) throws -> [UInt8]? {
-        switch encoding.lowercased().replacingOccurrences(of: "_", with: "-") {
+        switch encoding.lowercased().replacing("_", with: "-") {
         case "latin1", "latin-1", "iso-8859-1", "iso8859-1", "l1": return try latin1Bytes(s)
         case "utf-8", "utf8": return Array(s.utf8)
         case "ascii":

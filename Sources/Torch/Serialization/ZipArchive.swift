@@ -2,7 +2,11 @@
 // the writer (ZipWriter.swift) share: the record signatures and the owners of archive and entry
 // bytes.
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

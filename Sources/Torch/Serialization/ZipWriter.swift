@@ -2,7 +2,11 @@
 // entries, 64-byte-aligned data via an "FB" padding extra field, data descriptors, real CRC-32,
 // and the zip64 end records always present.
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -204,12 +208,6 @@ public struct ZipWriter {
     ///   - options: data alignment and zip64 settings.
     public init(fileDescriptor: Int32, path: String = "<file descriptor>", options: Options = Options()) {
         self.init(sink: ZipOutputSink(fd: fileDescriptor, ownsFD: false, path: path), options: options)
-    }
-
-    /// A writer that writes to `fileHandle` (which it keeps alive but does not close).
-    public init(fileHandle: FileHandle, options: Options = Options()) {
-        self.init(sink: ZipOutputSink(fd: fileHandle.fileDescriptor, ownsFD: false, path: "<file handle>",
-                                      keepAlive: fileHandle), options: options)
     }
 
     /// A writer that creates (or truncates) the file at `path` and closes it in ``finish()``.

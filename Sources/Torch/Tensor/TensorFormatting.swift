@@ -3,7 +3,14 @@
 // The Tensor's `description` calls `TensorFormatter.repr(...)` with a closure that reads
 // elements in row-major logical order, so this file does not depend on the Tensor type.
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The equivalent of `torch.set_printoptions`: how tensors are turned into text.
 ///
@@ -53,7 +60,7 @@ public struct PrintOptions: Sendable, Equatable {
 /// Lock-protected storage for `PrintOptions.current`.
 private final class PrintOptionsStorage: @unchecked Sendable {
     private var value = PrintOptions.default
-    private let lock = NSLock()
+    private let lock = PosixLock()
     func get() -> PrintOptions {
         lock.lock(); defer { lock.unlock() }
         return value

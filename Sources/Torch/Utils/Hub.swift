@@ -1,7 +1,11 @@
 // torch.hub's cache: where downloaded checkpoints live, and loading one by its URL. TorchVision
 // extends `torch.hub` with `load`, `list` and `help` for its models.
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension torch {
     /// PyTorch's `torch.hub`: the checkpoint cache under ``getDir()`` and, with TorchVision
@@ -16,7 +20,7 @@ extension torch {
     /// ```
     public enum hub {
         nonisolated(unsafe) private static var customDir: String?
-        private static let lock = NSLock()
+        private static let lock = PosixLock()
 
         /// Why a hub lookup failed.
         public enum HubError: Error, CustomStringConvertible {
@@ -54,22 +58,22 @@ extension torch {
             if let h = env["TORCH_HOME"], !h.isEmpty {
                 torchHome = h
             } else if let x = env["XDG_CACHE_HOME"], !x.isEmpty {
-                torchHome = (x as NSString).appendingPathComponent("torch")
+                torchHome = PathString.join(x, "torch")
             } else {
-                torchHome = (NSHomeDirectory() as NSString).appendingPathComponent(".cache/torch")
+                torchHome = PathString.join(PathString.homeDirectory(), ".cache/torch")
             }
-            return ((torchHome as NSString).expandingTildeInPath as NSString).appendingPathComponent("hub")
+            return PathString.join(PathString.expandingTilde(torchHome), "hub")
         }
 
         /// Sets the hub folder (`torch.hub.set_dir`); nil goes back to the environment's.
         public static func setDir(_ dir: String?) {
-            lock.withLock { customDir = dir.map { ($0 as NSString).expandingTildeInPath } }
+            lock.withLock { customDir = dir.map { PathString.expandingTilde($0) } }
         }
 
         /// The file name a URL's checkpoint is cached under: its last path component, as PyTorch.
         public static func fileName(forURL url: String) -> String {
             let path = URL(string: url)?.path ?? url
-            return (path as NSString).lastPathComponent
+            return PathString.lastComponent(path)
         }
 
         /// Loads the state dict PyTorch would download from `url`, from the cache
@@ -81,8 +85,8 @@ extension torch {
         ///   when it is not a state dict.
         public static func loadStateDictFromURL(_ url: String, modelDir: String? = nil, mapLocation: Device? = nil,
                                                 fileName: String? = nil) throws -> OrderedDict<Tensor> {
-            let dir = modelDir ?? (getDir() as NSString).appendingPathComponent("checkpoints")
-            let path = (dir as NSString).appendingPathComponent(fileName ?? self.fileName(forURL: url))
+            let dir = modelDir ?? PathString.join(getDir(), "checkpoints")
+            let path = PathString.join(dir, fileName ?? self.fileName(forURL: url))
             guard FileManager.default.fileExists(atPath: path) else {
                 throw HubError.checkpointNotFound(url: url, path: path)
             }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// torchviz's `make_dot`: the autograd graph behind `output` as Graphviz DOT.
 ///
@@ -77,23 +81,23 @@ public struct DotGraph: CustomStringConvertible {
         do {
             try source.write(toFile: filename, atomically: true, encoding: .utf8)
         } catch {
-            throw DotRenderError.cannotWrite(path: filename, reason: error.localizedDescription)
+            throw DotRenderError.cannotWrite(path: filename, reason: errorDescription(error))
         }
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         guard let dot = path.split(separator: ":").map({ String($0) + "/dot" })
                 .first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
             throw DotRenderError.graphvizNotFound
         }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: dot)
-        p.arguments = ["-T" + format, "-o", output, filename]
-        let err = Pipe()
-        p.standardError = err
-        do { try p.run() } catch { throw DotRenderError.failed(status: -1, message: error.localizedDescription) }
-        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else {
-            throw DotRenderError.failed(status: p.terminationStatus, message: message.trimmingCharacters(in: .whitespacesAndNewlines))
+        let p = ChildProcess(executable: dot, arguments: ["-T" + format, "-o", output, filename], standardError: .pipe)
+        do { try p.run() } catch { throw DotRenderError.failed(status: -1, message: errorDescription(error)) }
+        let message = String(decoding: p.readToEnd(), as: UTF8.self)
+        let status: Int32
+        switch p.wait() {
+        case .exited(let code): status = code
+        case .signalled(let signal): status = signal
+        }
+        guard status == 0 else {
+            throw DotRenderError.failed(status: status, message: message.trimmingWhitespace(newlines: true))
         }
         return output
     }
@@ -259,8 +263,15 @@ func attributeTable(_ name: String, _ attributes: [SavedAttribute], maxAttrChars
 /// double quotes with `"` escaped.
 func dotQuote(_ s: String) -> String {
     let keywords: Set<String> = ["node", "edge", "graph", "digraph", "subgraph", "strict"]
-    let isID = s.range(of: #"^[A-Za-z_][A-Za-z0-9_]*$"#, options: .regularExpression) != nil && !keywords.contains(s.lowercased())
-    let isNumeral = s.range(of: #"^-?(\.[0-9]+|[0-9]+(\.[0-9]*)?)$"#, options: .regularExpression) != nil
+    // ^[A-Za-z_][A-Za-z0-9_]*$ and ^-?(\.[0-9]+|[0-9]+(\.[0-9]*)?)$, by hand (no Foundation regular expressions).
+    func isLetter(_ c: UInt8) -> Bool { (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c == 95 }
+    func isDigit(_ c: UInt8) -> Bool { c >= 48 && c <= 57 }
+    let bytes = Array(s.utf8)
+    let isID = !bytes.isEmpty && isLetter(bytes[0]) && bytes.allSatisfy { isLetter($0) || isDigit($0) }
+        && !keywords.contains(s.lowercased())
+    let unsigned = bytes.first == 45 ? bytes.dropFirst() : bytes[...]
+    let dots = unsigned.filter { $0 == 46 }.count
+    let isNumeral = unsigned.allSatisfy { isDigit($0) || $0 == 46 } && dots <= 1 && unsigned.contains(where: isDigit)
     if isID || isNumeral { return s }
-    return "\"" + s.replacingOccurrences(of: "\"", with: "\\\"") + "\""
+    return "\"" + s.replacing("\"", with: "\\\"") + "\""
 }

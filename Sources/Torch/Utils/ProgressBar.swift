@@ -1,6 +1,10 @@
 // A tqdm-like progress bar for loops over data loaders and ranges.
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -75,11 +79,11 @@ public final class ProgressBar<Base: Sequence>: Sequence {
         switch output {
         case .standardError:
             isTerminal = isatty(STDERR_FILENO) != 0
-            write = { FileHandle.standardError.write(Data($0.utf8)) }
+            write = { writeStandardError($0) }
         case .standardOutput:
             isTerminal = isatty(STDOUT_FILENO) != 0
             write = { s in
-                FileHandle.standardOutput.write(Data(s.utf8))
+                writeUnbuffered(s, to: STDOUT_FILENO)
             }
         case let .custom(terminal, sink):
             isTerminal = terminal
@@ -174,7 +178,7 @@ public final class ProgressBar<Base: Sequence>: Sequence {
         let rate = elapsed > 0 ? Double(n) / elapsed : nil
         let rateText: String
         if let r = rate, r > 0 {
-            rateText = r >= 1 ? String(format: "%.2fit/s", r) : String(format: "%.2fs/it", 1 / r)
+            rateText = r >= 1 ? String(cFormat: "%.2fit/s", r) : String(cFormat: "%.2fs/it", 1 / r)
         } else {
             rateText = "?it/s"
         }
@@ -182,7 +186,7 @@ public final class ProgressBar<Base: Sequence>: Sequence {
         var timing = formatInterval(elapsed)
         if let total {
             let fraction = total > 0 ? Swift.min(1, Double(n) / Double(total)) : 1
-            s += String(format: "%3d%%", Int(fraction * 100))
+            s += String(cFormat: "%3d%%", Int(fraction * 100))
             if barWidth > 0 { s += "|" + bar(fraction, width: barWidth) + "|" }
             s += " \(n)/\(total)"
             if let r = rate, r > 0 {
@@ -201,7 +205,7 @@ public final class ProgressBar<Base: Sequence>: Sequence {
     public static func formatInterval(_ seconds: Double) -> String {
         let t = Int(seconds.isFinite ? Swift.max(0, seconds) : 0)
         let (h, m, s) = (t / 3600, t / 60 % 60, t % 60)
-        return h > 0 ? String(format: "%d:%02d:%02d", h, m, s) : String(format: "%02d:%02d", m, s)
+        return h > 0 ? String(cFormat: "%d:%02d:%02d", h, m, s) : String(cFormat: "%02d:%02d", m, s)
     }
 
     /// A bar of `width` cells with eighth-block resolution (`█████▌    `).
@@ -217,7 +221,7 @@ public final class ProgressBar<Base: Sequence>: Sequence {
     static func formatNumber(_ v: Double) -> String {
         let a = abs(v)
         if v == v.rounded(), a < 1e15 { return String(Int(v)) }
-        return (a != 0 && (a < 1e-3 || a >= 1e6)) ? String(format: "%.3e", v) : String(format: "%.4f", v)
+        return (a != 0 && (a < 1e-3 || a >= 1e6)) ? String(cFormat: "%.3e", v) : String(cFormat: "%.4f", v)
     }
 }
 

@@ -1,7 +1,11 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// torchsummary's model table (`from torchsummary import summary`), as `summary(model, (2,))` prints it.
 ///
@@ -146,4 +150,4 @@ func groupedThousands(_ n: Int) -> String {
 }
 
 /// Python's `"%0.2f" % x`.
-func fixed2(_ x: Double) -> String { String(format: "%0.2f", x) }
+func fixed2(_ x: Double) -> String { String(cFormat: "%0.2f", x) }

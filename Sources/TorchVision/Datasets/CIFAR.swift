@@ -139,7 +139,7 @@ extension datasets {
             let metaPath = "\(folder)/\(binaryMetaFile)"
             let metaText = try read(metaPath, folder, download: download).toArray(as: UInt8.self)
             let names = String(decoding: metaText, as: UTF8.self).split(whereSeparator: \.isNewline)
-                .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+                .map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
             let (labelBytes, used) = binaryLabelBytes
             let record = labelBytes + 3 * 32 * 32
             var batches: [Tensor] = [], labels: [Int] = []

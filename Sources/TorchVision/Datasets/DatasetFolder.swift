@@ -1,4 +1,11 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import Torch
 
 extension datasets {
@@ -94,7 +101,7 @@ extension datasets {
             do {
                 names = try FileManager.default.contentsOfDirectory(atPath: root)
             } catch {
-                throw DatasetError.io(path: root, operation: "list folder", message: (error as NSError).localizedDescription)
+                throw DatasetError.io(path: root, operation: "list folder", message: errorDescription(error))
             }
             let classes = names.filter { isDirectory("\(root)/\($0)") }.sorted(by: pythonOrder)
             guard !classes.isEmpty else {
@@ -109,8 +116,8 @@ extension datasets {
         }
 
         static func isDirectory(_ path: String) -> Bool {
-            var isDir: ObjCBool = false
-            return FileManager.default.fileExists(atPath: path, isDirectory: &isDir) && isDir.boolValue
+            var info = stat()
+            return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
         }
 
         /// Every non-folder entry under `top`, folder by folder in sorted path order (torchvision's
@@ -121,7 +128,7 @@ extension datasets {
             var seen = Set<String>()
             var pending = [top]
             while let dir = pending.popLast() {
-                let real = (dir as NSString).resolvingSymlinksInPath
+                let real = PathString.resolvingSymlinks(dir)
                 guard seen.insert(real).inserted else { continue }
                 folders.append(dir)
                 let names = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
@@ -133,7 +140,7 @@ extension datasets {
                 do {
                     names = try FileManager.default.contentsOfDirectory(atPath: dir)
                 } catch {
-                    throw DatasetError.io(path: dir, operation: "list folder", message: (error as NSError).localizedDescription)
+                    throw DatasetError.io(path: dir, operation: "list folder", message: errorDescription(error))
                 }
                 files += names.sorted(by: pythonOrder).map { "\(dir)/\($0)" }.filter { !isDirectory($0) }
             }

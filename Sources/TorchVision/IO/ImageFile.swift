@@ -32,7 +32,7 @@ extension Image {
     /// PIL's `save`. `quality` applies to JPEG (PIL's default 75); RGBA cannot be saved as JPEG.
     public func save(_ path: String, quality: Int = 75, compressionLevel: Int = 6) throws {
         let ext = path.split(separator: "/").last.flatMap { name in
-            name.contains(".") ? name.split(separator: ".").last.map { $0.lowercased() } : nil
+            name.contains("." as Character) ? name.split(separator: ".").last.map { $0.lowercased() } : nil
         }
         let encoded: Tensor
         switch ext {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Torch
 
 extension models {
@@ -122,13 +126,20 @@ extension models {
         /// Renames the old `denselayerN.norm.1`-style keys of torchvision's DenseNet checkpoints
         /// to today's `denselayerN.norm1`.
         static func renameLegacyKeys(_ pairs: [(String, Tensor)]) -> [(String, Tensor)] {
-            let pattern = try! NSRegularExpression(
-                pattern: #"^(.*denselayer\d+\.(?:norm|relu|conv))\.((?:[12])\.(?:weight|bias|running_mean|running_var))$"#)
+            // torchvision's ^(.*denselayer\d+\.(?:norm|relu|conv))\.((?:[12])\.(?:weight|bias|running_mean|running_var))$,
+            // matched by hand (Foundation's NSRegularExpression would link its ICU data into a static binary):
+            // the dot between groups 1 and 2 goes.
+            let kinds: Set<Substring> = ["norm", "relu", "conv"], numbers: Set<Substring> = ["1", "2"]
+            let names: Set<Substring> = ["weight", "bias", "running_mean", "running_var"]
             return pairs.map { key, t in
-                let range = NSRange(key.startIndex..., in: key)
-                guard let m = pattern.firstMatch(in: key, range: range),
-                      let a = Range(m.range(at: 1), in: key), let b = Range(m.range(at: 2), in: key) else { return (key, t) }
-                return (String(key[a]) + String(key[b]), t)
+                let parts = key.split(separator: ".", omittingEmptySubsequences: false)
+                guard parts.count >= 4, names.contains(parts[parts.count - 1]), numbers.contains(parts[parts.count - 2]),
+                      kinds.contains(parts[parts.count - 3]) else { return (key, t) }
+                let layer = parts[parts.count - 4]
+                var stem = layer
+                while let last = stem.last, last.isASCII, last.isNumber { stem = stem.dropLast() }
+                guard stem.count < layer.count, stem.hasSuffix("denselayer") else { return (key, t) }
+                return (parts[..<(parts.count - 2)].joined(separator: ".") + parts[(parts.count - 2)...].joined(separator: "."), t)
             }
         }
     }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Torch
 
 /// torchvision's `models`: the classic image-classification networks, with torchvision's module
@@ -43,7 +47,7 @@ extension models {
         public var fileName: String { String(url.split(separator: "/").last ?? Substring(url)) }
 
         /// Where the file is expected: `checkpointDirectory/fileName`.
-        public var localPath: String { (models.checkpointDirectory as NSString).appendingPathComponent(fileName) }
+        public var localPath: String { PathString.join(models.checkpointDirectory, fileName) }
 
         public var description: String { name }
     }
@@ -74,7 +78,7 @@ extension models {
     /// `$TORCH_HOME/hub/checkpoints`, where `TORCH_HOME` defaults to `$XDG_CACHE_HOME/torch` and
     /// then to `~/.cache/torch` (read at each call; `torch.hub.setDir` overrides it).
     public static var checkpointDirectory: String {
-        (torch.hub.getDir() as NSString).appendingPathComponent("checkpoints")
+        PathString.join(torch.hub.getDir(), "checkpoints")
     }
 
     /// Loads `weights` from the hub cache into `model` (strict), after `transform` renames keys

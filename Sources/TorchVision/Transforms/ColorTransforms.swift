@@ -1,4 +1,11 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import Torch
 
 private typealias TF = transforms.functional
@@ -186,10 +193,10 @@ extension transforms {
             let d = TF.getDimensions(img)
             let (c, h0, w0) = (d[0], d[1], d[2])
             let area = Double(h0 * w0)
-            let logRatio = (Double(Float(Foundation.log(Float(ratio.0)))), Double(Float(Foundation.log(Float(ratio.1)))))
+            let logRatio = (Double(Float(Glibc.log(Float(ratio.0)))), Double(Float(Glibc.log(Float(ratio.1)))))
             for _ in 0..<10 {
                 let eraseArea = area * RandomDraw.uniform(scale.0, scale.1)
-                let aspect = Double(Foundation.exp(Float(RandomDraw.uniform(logRatio.0, logRatio.1))))
+                let aspect = Double(Glibc.exp(Float(RandomDraw.uniform(logRatio.0, logRatio.1))))
                 let h = Int((eraseArea * aspect).squareRoot().rounded(.toNearestOrEven))
                 let w = Int((eraseArea / aspect).squareRoot().rounded(.toNearestOrEven))
                 if !(h < h0 && w < w0) { continue }

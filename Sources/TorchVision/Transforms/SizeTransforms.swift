@@ -1,4 +1,11 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import Torch
 
 private typealias TF = transforms.functional
@@ -229,10 +236,10 @@ extension transforms {
             let d = TF.getDimensions(img)
             let (height, width) = (d[1], d[2])
             let area = Double(height * width)
-            let logRatio = (Double(Float(Foundation.log(Float(ratio.0)))), Double(Float(Foundation.log(Float(ratio.1)))))
+            let logRatio = (Double(Float(Glibc.log(Float(ratio.0)))), Double(Float(Glibc.log(Float(ratio.1)))))
             for _ in 0..<10 {
                 let targetArea = area * RandomDraw.uniform(scale.0, scale.1)
-                let aspect = Double(Foundation.exp(Float(RandomDraw.uniform(logRatio.0, logRatio.1))))
+                let aspect = Double(Glibc.exp(Float(RandomDraw.uniform(logRatio.0, logRatio.1))))
                 let w = Int((targetArea * aspect).squareRoot().rounded(.toNearestOrEven))
                 let h = Int((targetArea / aspect).squareRoot().rounded(.toNearestOrEven))
                 if w > 0 && w <= width && h > 0 && h <= height {

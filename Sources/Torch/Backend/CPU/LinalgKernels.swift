@@ -1,4 +1,11 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Dense linear-algebra numerics for the CPU backend (`torch.linalg`).
 ///
@@ -115,7 +122,7 @@ enum LinalgKernels {
                 let d = lu[i * n + i]
                 if d.isNaN { return (.nan, .nan) }
                 if d < 0 { s = -s }
-                logAbs += Foundation.log(abs(d))
+                logAbs += Glibc.log(abs(d))
             }
             return (s, logAbs)
         }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Small read-only tables that kernels look up (pooling windows, resampling taps and weights, plane offsets),
 /// uploaded once per device and content and then kept. A repeated shape uploads nothing after its first call,
@@ -20,7 +24,7 @@ enum CUDAConstantTables {
 
     nonisolated(unsafe) private static var tables: [Key: Tensor] = [:]
     nonisolated(unsafe) private static var bytes = 0
-    private static let lock = NSLock()
+    private static let lock = PosixLock()
 
     /// `values` as an int64 tensor on `device`.
     static func tensor(_ values: [Int64], on device: Device) -> Tensor {

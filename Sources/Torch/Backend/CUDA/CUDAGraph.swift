@@ -1,5 +1,9 @@
 import CCUDAShim
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Why a CUDA graph could not be captured: thrown by `torch.cuda.CUDAGraph.captureBegin/captureEnd` and
 /// `torch.cuda.graph`. (A failing driver call throws `CUDAError.call` instead.)
@@ -56,7 +60,7 @@ extension torch.cuda {
         let id: Int
 
         nonisolated(unsafe) private static var last = 0
-        private static let lock = NSLock()
+        private static let lock = PosixLock()
         static func next() -> GraphPoolHandle {
             lock.lock(); defer { lock.unlock() }
             last += 1

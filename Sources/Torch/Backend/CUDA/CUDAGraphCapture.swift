@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The CUDA graph captures underway, as the rest of the backend sees them: which devices capture, and what
 /// could not be captured.
@@ -13,7 +17,7 @@ enum CUDAGraphCapture {
     /// Captures underway, all devices: the only test hot paths make (one load, predicted false).
     nonisolated(unsafe) private(set) static var underway = 0
     nonisolated(unsafe) private static var refusals: [Int: [String]] = [:]
-    private static let lock = NSLock()
+    private static let lock = PosixLock()
 
     /// Whether any device is capturing a graph now.
     @inline(__always) static var isUnderway: Bool { _slowPath(underway != 0) }

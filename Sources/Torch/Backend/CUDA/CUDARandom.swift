@@ -1,5 +1,9 @@
 import CCUDAShim
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Each GPU's random generator: a seed and a Philox counter offset (PyTorch's CUDA generator state), and
 /// the launches of the random kernel family (`RandomKernelSource`).
@@ -14,7 +18,7 @@ enum CUDARandom {
     nonisolated(unsafe) private static var states: [Int: (seed: UInt64, offset: UInt64)] = [:]
     /// The seed of every device without its own (set by `manualSeed(_, device: nil)`).
     nonisolated(unsafe) private static var sharedSeed = defaultSeed
-    private static let lock = NSLock()
+    private static let lock = PosixLock()
 
     /// Seeds `device`'s generator (every device's when nil) and rewinds its offset.
     static func manualSeed(_ seed: UInt64, device: Int? = nil) {

@@ -2,7 +2,11 @@ import CCUDAShim
 #if canImport(Glibc)
 import Glibc
 #endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Compiles kernel modules: NVRTC to a CUBIN for the device's own architecture (docs/architecture.md §7), or, under the
 /// emulator, the host C++ compiler to a shared object. Results are cached on disk under
@@ -123,7 +127,7 @@ enum KernelCompiler {
     /// Compiles `source` for the host emulator; returns the shared object's path (NUL-terminated bytes).
     static func compileForHost(_ source: String, name: String) throws -> [UInt8] {
         let key = fingerprint([source, hostCompiler])
-        let dir = cacheDirectory ?? NSTemporaryDirectory()
+        let dir = cacheDirectory ?? PathString.temporaryDirectory()
         let lib = "\(dir)/\(name)-host-\(key).so"
         if !FileManager.default.fileExists(atPath: lib) {
             let src = "\(dir)/\(name)-host-\(key).\(getpid()).cpp"
@@ -132,16 +136,12 @@ enum KernelCompiler {
             }
             defer { unlink(src) }
             let tmp = lib + ".tmp\(getpid())"
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            p.arguments = [hostCompiler, "-std=c++17", "-O1", "-w", "-shared", "-fPIC", "-x", "c++", src, "-o", tmp]
-            let pipe = Pipe()
-            p.standardError = pipe
-            p.standardOutput = pipe
+            let p = ChildProcess(executable: "/usr/bin/env",
+                                 arguments: [hostCompiler, "-std=c++17", "-O1", "-w", "-shared", "-fPIC", "-x", "c++", src, "-o", tmp],
+                                 standardOutput: .pipe, standardError: .pipe)
             do { try p.run() } catch { throw CUDAError.compilation(kernel: name, log: "cannot run \(hostCompiler): \(error)") }
-            let log = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            p.waitUntilExit()
-            if p.terminationStatus != 0 { unlink(tmp); throw CUDAError.compilation(kernel: name, log: log) }
+            let log = String(decoding: p.readToEnd(), as: UTF8.self)
+            if p.wait() != .exited(0) { unlink(tmp); throw CUDAError.compilation(kernel: name, log: log) }
             if rename(tmp, lib) != 0 { unlink(tmp) }
         }
         return Array(lib.utf8) + [0]
@@ -185,5 +185,5 @@ extension CUDADeviceContext {
 }
 
 enum CUDAModuleLoader {
-    static let lock = NSLock()
+    static let lock = PosixLock()
 }

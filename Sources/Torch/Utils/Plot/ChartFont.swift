@@ -3,7 +3,11 @@
 // (PixelFont.swift) when there is no font file or FreeType cannot load it.
 
 import CFreeType
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A line of text as 8-bit coverage, with where its pen starts and its baseline lies.
 struct TextMask {
@@ -32,7 +36,7 @@ struct TextMask {
 
 /// Renders chart text with the system font, or the pixel font without one.
 enum ChartText {
-    private static let lock = NSLock()
+    private static let lock = PosixLock()
     nonisolated(unsafe) private static var pixelFontForced = false
 
     /// Draw with the built-in pixel font even when a system font was found (for tests).
@@ -62,11 +66,11 @@ final class FreeTypeFont: @unchecked Sendable {
     /// once, thread-safely); nil, after a note on stderr, when there is none.
     static let shared: FreeTypeFont? = {
         if let path = findSansFont(), let font = FreeTypeFont(path: path.file, index: path.index) { return font }
-        FileHandle.standardError.write(Data("""
+        writeStandardError("""
             SwiftTorch plot: no usable font found by fontconfig, so PNG charts use a built-in 3×5 pixel \
             font (capitals only). Install a sans font for real text, e.g. `apt-get install fonts-dejavu-core`.
 
-            """.utf8))
+            """)
         return nil
     }()
 
@@ -104,7 +108,7 @@ final class FreeTypeFont: @unchecked Sendable {
 
     private struct Metrics { let ascender: Int, descender: Int, capHeight: Int }
 
-    private let lock = NSLock()
+    private let lock = PosixLock()
     private var library: FT_Library?
     private let face: FT_Face
     private let hasKerning: Bool

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension utils.plot {
     /// Sample images in a grid with optional captions (predicted/true labels), as SVG or as a

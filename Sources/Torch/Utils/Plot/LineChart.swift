@@ -1,7 +1,14 @@
 // Line charts without Python: the chart model, its axes, and SVG output. Raster output (for PNG
 // files and TensorBoard) is in ChartRaster.swift.
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension utils {
     /// Plots without Python: ``LineChart`` (loss curves, several series, legend, log scale) and
@@ -133,14 +140,14 @@ extension utils.plot {
             try AtomicFile.write(Array(svg().utf8), to: path)
         }
 
-        private func f(_ v: Double) -> String { String(format: "%.1f", v) }
+        private func f(_ v: Double) -> String { String(cFormat: "%.1f", v) }
     }
 }
 
 /// Escapes text for SVG.
 func xml(_ s: String) -> String {
-    s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-        .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    s.replacing("&", with: "&amp;").replacing("<", with: "&lt;")
+        .replacing(">", with: "&gt;").replacing("\"", with: "&quot;")
 }
 
 /// A chart's plot area, data ranges and ticks: shared by the SVG and raster outputs.
@@ -202,9 +209,9 @@ struct ChartGeometry {
         let a = abs(v)
         if a >= 1e5 || a < 1e-3 {
             let e = Int(log10(a).rounded(.down)), m = v / pow(10, Double(e))
-            return (abs(m - m.rounded()) < 1e-9 ? String(Int(m.rounded())) : String(format: "%.1f", m)) + "e\(e)"
+            return (abs(m - m.rounded()) < 1e-9 ? String(Int(m.rounded())) : String(cFormat: "%.1f", m)) + "e\(e)"
         }
-        var s = String(format: "%.4f", v)
+        var s = String(cFormat: "%.4f", v)
         while s.hasSuffix("0") { s.removeLast() }
         if s.hasSuffix(".") { s.removeLast() }
         return s

@@ -23,7 +23,7 @@ enum PixelFont {
             "(": "010 100 100 100 010", ")": "010 001 001 001 010", "%": "101 001 010 100 101",
             "?": "111 001 010 000 010", "[": "110 100 100 100 110", "]": "011 001 001 001 011",
         ]
-        return rows.mapValues { UInt16($0.replacingOccurrences(of: " ", with: ""), radix: 2)! }
+        return rows.mapValues { UInt16($0.replacing(" ", with: ""), radix: 2)! }
     }()
 
     /// The pixel size of a glyph cell for a font size in pixels: 12 px text is drawn 2× (glyphs

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension utils.tensorboard.SummaryWriter {
     /// Writes an embedding for TensorBoard's Projector tab (`add_embedding`), in PyTorch's layout:
@@ -25,14 +29,14 @@ extension utils.tensorboard.SummaryWriter {
         precondition(labelImg.map { $0.dim == 4 && $0.size(0) == n } ?? true,
                      "add_embedding: label_img must be N×C×H×W with N = \(n), got shape \(labelImg?.shape ?? [])")
         _ = mainWriter()   // the run's event file exists, as PyTorch's add_embedding makes sure
-        let sub = String(format: "%05d", globalStep ?? 0) + "/" + (tag.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? tag)
-        let folder = (logDir as NSString).appendingPathComponent(sub)
+        let sub = String(cFormat: "%05d", globalStep ?? 0) + "/" + tag.percentEncodingNonAlphanumerics()
+        let folder = PathString.join(logDir, sub)
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             let values = mat.detach().float().contiguous().toArray(as: Float.self), d = mat.size(1)
             let rows = (0..<n).map { i in (0..<d).map { "\(values[i * d + $0])" }.joined(separator: "\t") }
             try AtomicFile.write(Array((rows.joined(separator: "\n") + "\n").utf8), to: folder + "/tensors.tsv")
-            var config = "embeddings {\ntensor_name: \"\(tag):\(String(format: "%05d", globalStep ?? 0))\"\ntensor_path: \"\(sub)/tensors.tsv\"\n"
+            var config = "embeddings {\ntensor_name: \"\(tag):\(String(cFormat: "%05d", globalStep ?? 0))\"\ntensor_path: \"\(sub)/tensors.tsv\"\n"
             if let metadata {
                 let lines = (metadataHeader.map { [$0.joined(separator: "\t")] } ?? []) + metadata
                 try AtomicFile.write(Array((lines.joined(separator: "\n") + "\n").utf8), to: folder + "/metadata.tsv")
@@ -52,7 +56,7 @@ extension utils.tensorboard.SummaryWriter {
                 config += "sprite {\nimage_path: \"\(sub)/sprite.png\"\nsingle_image_dim: \(h)\nsingle_image_dim: \(w)\n}\n"
             }
             config += "}\n"
-            let configPath = (logDir as NSString).appendingPathComponent("projector_config.pbtxt")
+            let configPath = PathString.join(logDir, "projector_config.pbtxt")
             let old = (try? Data(contentsOf: URL(fileURLWithPath: configPath))).map { [UInt8]($0) } ?? []
             try AtomicFile.write(old + Array(config.utf8), to: configPath)
         } catch {

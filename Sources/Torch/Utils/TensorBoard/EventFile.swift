@@ -1,7 +1,11 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // TensorBoard's event files: TFRecord framing (u64 length, masked CRC-32C of the length, data,
 // masked CRC-32C of the data) around serialized `Event` protos. docs/formats.md §3.1.
@@ -49,7 +53,7 @@ func hostName() -> String {
 /// (and, every `flushSecs`, the next add) also fsyncs it to disk.
 final class EventFileWriter {
     nonisolated(unsafe) private static var nextUID = 0
-    private static let lock = NSLock()
+    private static let lock = PosixLock()
 
     let path: String
     private var fd: Int32
@@ -60,12 +64,12 @@ final class EventFileWriter {
         do {
             try FileManager.default.createDirectory(atPath: logDir, withIntermediateDirectories: true)
         } catch {
-            throw SerializationError.io(path: logDir, operation: "create directory", code: EIO, message: "\(error.localizedDescription)")
+            throw SerializationError.io(path: logDir, operation: "create directory", code: EIO, message: "\(errorDescription(error))")
         }
         let now = Date().timeIntervalSince1970
         let uid: Int = EventFileWriter.lock.withLock { defer { EventFileWriter.nextUID += 1 }; return EventFileWriter.nextUID }
-        let name = "events.out.tfevents." + String(format: "%010d", Int(now)) + ".\(hostName()).\(getpid()).\(uid)\(filenameSuffix)"
-        path = (logDir as NSString).appendingPathComponent(name)
+        let name = "events.out.tfevents." + String(cFormat: "%010d", Int(now)) + ".\(hostName()).\(getpid()).\(uid)\(filenameSuffix)"
+        path = PathString.join(logDir, name)
         fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw serIOError(path: path, operation: "open") }
         self.flushSecs = flushSecs

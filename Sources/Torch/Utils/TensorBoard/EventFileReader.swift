@@ -1,4 +1,11 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension utils.tensorboard {
     /// One logged scalar, as read back from an event file.
@@ -27,7 +34,7 @@ extension utils.tensorboard {
             do {
                 d = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
             } catch {
-                throw SerializationError.io(path: path, operation: "read", code: ENOENT, message: error.localizedDescription)
+                throw SerializationError.io(path: path, operation: "read", code: ENOENT, message: errorDescription(error))
             }
             func u32(_ at: Int) -> UInt32 { (0..<4).reduce(0) { $0 | UInt32(d[at + $1]) << (8 * UInt32($1)) } }
             var i = 0, out: [[UInt8]] = []
@@ -70,11 +77,11 @@ extension utils.tensorboard {
 
         /// The event files under `logDir` (recursively), sorted by path.
         public static func eventFiles(logDir: String) -> [String] {
-            guard let e = FileManager.default.enumerator(atPath: logDir) else { return [] }
-            return e.compactMap { $0 as? String }
-                .filter { ($0 as NSString).lastPathComponent.hasPrefix("events.out.tfevents.") }
+            guard let paths = try? FileManager.default.subpathsOfDirectory(atPath: logDir) else { return [] }
+            return paths
+                .filter { PathString.lastComponent($0).hasPrefix("events.out.tfevents.") }
                 .sorted()
-                .map { (logDir as NSString).appendingPathComponent($0) }
+                .map { PathString.join(logDir, $0) }
         }
 
         /// The scalars of every event file under `logDir`, keyed by tag; a file in a sub-folder
@@ -84,8 +91,8 @@ extension utils.tensorboard {
         public static func scalars(logDir: String) throws -> [String: [ScalarEvent]] {
             var out: [String: [ScalarEvent]] = [:]
             for path in eventFiles(logDir: logDir) {
-                let rel = String(path.dropFirst(logDir.count)).trimmingCharacters(in: CharacterSet(charactersIn: "/"))
-                let folder = (rel as NSString).deletingLastPathComponent
+                let rel = String(path.dropFirst(logDir.count)).trimming(charactersIn: ["/"])
+                let folder = PathString.deletingLastComponent(rel)
                 for (tag, events) in try scalars(inFile: path) {
                     out[folder.isEmpty ? tag : folder + "/" + tag, default: []] += events
                 }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension utils.tensorboard {
     /// A hyperparameter value for ``SummaryWriter/addHparams(_:_:hparamDomainDiscrete:runName:globalStep:)``:
@@ -80,7 +84,7 @@ extension utils.tensorboard.SummaryWriter {
         var end = ProtoWriter()         // SessionEndInfo{status: STATUS_SUCCESS}
         end.int(1, 1)
         let run = runName ?? "\(Date().timeIntervalSince1970)"
-        let dir = (logDir as NSString).appendingPathComponent(run)
+        let dir = PathString.join(logDir, run)
         do {
             let sub = try utils.tensorboard.SummaryWriter(logDir: dir)
             sub.emit(sub.writer, HParamsProto.summaryValue(tag: "_hparams_/experiment", field: 2, body: experiment), globalStep, nil)

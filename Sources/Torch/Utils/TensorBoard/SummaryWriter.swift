@@ -1,7 +1,11 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension utils {
     /// PyTorch's `torch.utils.tensorboard`.
@@ -49,10 +53,14 @@ extension utils.tensorboard {
             if let logDir {
                 self.logDir = logDir
             } else {
-                let f = DateFormatter()
-                f.locale = Locale(identifier: "en_US_POSIX")
-                f.dateFormat = "MMMdd_HH-mm-ss"
-                self.logDir = "runs/" + f.string(from: Date()) + "_" + hostName() + comment
+                // PyTorch's "%b%d_%H-%M-%S" in local time, by strftime in the C locale (Foundation's
+                // DateFormatter would link its ICU data into a static binary).
+                var now = time(nil), parts = tm()
+                localtime_r(&now, &parts)
+                var buffer = [CChar](repeating: 0, count: 64)
+                let n = strftime(&buffer, buffer.count, "%b%d_%H-%M-%S", &parts)
+                let stamp = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                self.logDir = "runs/" + stamp + "_" + hostName() + comment
             }
             self.flushSecs = flushSecs
             self.filenameSuffix = filenameSuffix
@@ -70,7 +78,7 @@ extension utils.tensorboard {
         /// Remembers the first failure for the next `flush()`/`close()` and reports it once.
         func record(_ error: Error) {
             if pendingError == nil {
-                FileHandle.standardError.write(Data("SummaryWriter: \(error)\n".utf8))
+                writeStandardError("SummaryWriter: \(error)\n")
                 pendingError = error
             }
         }
@@ -119,7 +127,7 @@ extension utils.tensorboard {
                                walltime: Double? = nil) {
             let time = walltime ?? Date().timeIntervalSince1970
             for (key, v) in tagScalarDict.sorted(by: { $0.key < $1.key }) {
-                let dir = (logDir as NSString).appendingPathComponent(mainTag.replacingOccurrences(of: "/", with: "_") + "_" + key)
+                let dir = PathString.join(logDir, mainTag.replacing("/", with: "_") + "_" + key)
                 let w: EventFileWriter
                 if let existing = scalarWriters[dir] {
                     w = existing
