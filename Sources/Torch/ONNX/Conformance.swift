@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension onnx {
     /// ONNX's backend node conformance suite (`onnx/backend/test/data/node/` of the onnx wheel; fetched by
@@ -87,18 +91,20 @@ extension onnx {
                     return files.sorted { Int($0.dropFirst(prefix.count).dropLast(3)) ?? 0 < Int($1.dropFirst(prefix.count).dropLast(3)) ?? 0 }
                 }
                 var inputs: [String: Tensor] = [:]
-                var expected: [(String, Tensor)] = []
+                var inputTypes: [String: Int32] = [:]
+                var expected: [(String, Tensor, Int32?)] = []
                 do {
                     // Inputs bind by position to the graph's inputs (all of them, as the suite's runner does).
                     let graphInputs = proto.graph.input.map(\.name)
                     for (i, f) in numbered("input_").enumerated() {
-                        let (n, t) = try onnx.loadTensor("\(dir)/\(f)")
+                        let (n, t, type) = try onnx.loadTypedTensor("\(dir)/\(f)")
                         let key = i < graphInputs.count ? graphInputs[i] : n
                         inputs[key] = t
+                        if let type { inputTypes[key] = type }
                     }
                     for (i, f) in numbered("output_").enumerated() {
-                        let (n, t) = try onnx.loadTensor("\(dir)/\(f)")
-                        expected.append((i < model.outputNames.count ? model.outputNames[i] : n, t))
+                        let (n, t, type) = try onnx.loadTypedTensor("\(dir)/\(f)")
+                        expected.append((i < model.outputNames.count ? model.outputNames[i] : n, t, type))
                     }
                 } catch let e as ONNXError {
                     if let why = unsupportedReason(e) { return unsupported("test data: \(why)") }
@@ -107,16 +113,21 @@ extension onnx {
                     return unsupported("test data: \(error)")
                 }
                 let outputs: [String: Tensor]
+                let outputTypes: [String: Int32]
                 do {
-                    outputs = try model.run(inputs)
+                    (outputs, outputTypes) = try model.runTyped(inputs, types: inputTypes)
                 } catch let e as ONNXError {
                     if let why = unsupportedReason(e) { return unsupported(why) }
                     return fail("run: \(e)")
                 } catch {
                     return fail("run: \(error)")
                 }
-                for (name, want) in expected {
+                for (name, want, wantType) in expected {
                     guard let got = outputs[name] else { return fail("output '\(name)' missing") }
+                    let gotType = ONNXEmulated.type(got, outputTypes[name]), expectedType = ONNXEmulated.type(want, wantType)
+                    guard gotType == expectedType else {
+                        return fail("output '\(name)': type \(onnx.dataTypeName(gotType)), expected \(onnx.dataTypeName(expectedType))")
+                    }
                     if let why = compare(got, want, &worst) { return fail("output '\(name)': \(why)") }
                 }
             }
@@ -131,6 +142,7 @@ extension onnx {
             case .unsupportedOpset, .unsupportedIRVersion: return e.description
             case let .malformed(_, reason) where reason.contains("not supported"): return reason
             case let .invalidTensor(_, reason) where reason.contains("not supported"): return reason
+            case let .invalidNode(_, reason) where reason.hasSuffix("is not supported"): return reason
             default: return nil
             }
         }

@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Losses (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss with weights, ignore_index and the three
 /// reductions) and the normalizations that are formulas of reductions (RMSNormalization, LpNormalization,
@@ -97,6 +106,16 @@ extension ONNXOps {
             switch red {
             case "none": return [x.scatter(axis, fixed, upd)]
             case "add": return [x.scatterAdd(axis, fixed, upd)]
+            case "mul", "min", "max":
+                // Each update's flat offset: its own position with the axis coordinate replaced by its index.
+                let idxV = fixed.toArray(as: Int64.self)
+                let iStrides = contiguousStrides(idx.shape), xStrides = contiguousStrides(x.shape)
+                let targets: [Int] = (0..<idxV.count).map { p in
+                    var off = 0
+                    for k in 0..<x.dim { off += (k == axis ? Int(idxV[p]) : (p / iStrides[k]) % idx.shape[k]) * xStrides[k] }
+                    return off
+                }
+                return [try scatterReduce(x, targets: targets, updates: upd, block: 1, reduction: red, node)]
             default: throw ONNXError.unsupportedOperator(op: "ScatterElements (reduction \(red))", domain: "", opset: node.opset, node: node.label)
             }
         }
@@ -129,7 +148,11 @@ extension ONNXOps {
             let rest = Array(x.shape[k...])
             guard u.shape == Array(i.shape.dropLast()) + rest else { throw node.fail("updates \(u.shape) do not fit") }
             let red = try node.string("reduction", "none")
-            guard red == "none" || red == "add" else { throw ONNXError.unsupportedOperator(op: "ScatterND (reduction \(red))", domain: "", opset: node.opset, node: node.label) }
+            guard ["none", "add", "mul", "min", "max"].contains(red) else { throw ONNXError.unsupportedOperator(op: "ScatterND (reduction \(red))", domain: "", opset: node.opset, node: node.label) }
+            if red != "none" && red != "add" {
+                let block = rest.reduce(1, *)
+                return [try scatterReduce(x, targets: lin.toArray(as: Int64.self).map { Int($0) * block }, updates: u, block: block, reduction: red, node)]
+            }
             let flat = x.reshape([-1] + rest)
             return [flat.indexPut([lin], u.reshape([-1] + rest), accumulate: red == "add").reshape(x.shape)]
         }
@@ -156,7 +179,7 @@ extension ONNXOps {
             let xs = try (0..<ins.count).map { try ins.x($0) }
             guard !xs.isEmpty else { throw node.fail("no inputs") }
             let operands = xs[0].isFloatingPoint ? xs : xs.map { $0.to(.float64) }
-            return [torch.einsum(eq.replacingOccurrences(of: " ", with: ""), operands).to(xs[0].dtype)]
+            return [torch.einsum(eq.replacing(" ", with: ""), operands).to(xs[0].dtype)]
         }
         return t
     }

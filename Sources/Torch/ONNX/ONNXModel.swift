@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import SwiftProtobuf
 
 /// ONNX models in SwiftTorch: `onnx.load` reads an `.onnx` file (validating it completely before anything runs)
@@ -23,7 +27,7 @@ public enum onnx {
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw ONNXError.io(path: path, reason: (error as NSError).localizedDescription)
+            throw ONNXError.io(path: path, reason: "\(error)")
         }
         let base = (URL(fileURLWithPath: path).standardizedFileURL.deletingLastPathComponent()).path
         return try load(bytes: data, baseDirectory: base, name: path)
@@ -60,7 +64,7 @@ public enum onnx {
     public static func loadTensor(_ path: String) throws -> (name: String, tensor: Tensor) {
         let data: Data
         do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-            throw ONNXError.io(path: path, reason: (error as NSError).localizedDescription)
+            throw ONNXError.io(path: path, reason: "\(error)")
         }
         let p: Onnx_TensorProto
         do { p = try Onnx_TensorProto(serializedBytes: data) } catch {
@@ -70,6 +74,21 @@ public enum onnx {
         return (p.name, try ONNXTensorCodec.decode(p, field: path, baseDirectory: base))
     }
 
+    /// `loadTensor` that also reads the types SwiftTorch has no dtype for: the storage tensor and that ONNX type.
+    static func loadTypedTensor(_ path: String) throws -> (name: String, tensor: Tensor, type: Int32?) {
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+            throw ONNXError.io(path: path, reason: "\(error)")
+        }
+        let p: Onnx_TensorProto
+        do { p = try Onnx_TensorProto(serializedBytes: data) } catch {
+            throw ONNXError.malformed(field: path, reason: "not a valid TensorProto (\(error))")
+        }
+        let base = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let (t, type) = try ONNXEmulated.decodeTyped(p, field: path, baseDirectory: base)
+        return (p.name, t, type)
+    }
+
     /// The ONNX name of an element type (`FLOAT`, `INT8` …).
     public static func dataTypeName(_ t: Int32) -> String {
         if let d = Onnx_TensorProto.DataType(rawValue: Int(t)) { return "\(d)".uppercased() }
@@ -77,7 +96,10 @@ public enum onnx {
     }
 
     /// The operator types of the default domain that `onnx.load` can run.
-    public static var supportedOperators: [String] { ONNXOps.table.keys.sorted() }
+    /// (Ops of another domain are named with it, e.g. `ai.onnx.preview.training.Adam`.)
+    public static var supportedOperators: [String] {
+        Set(ONNXOps.table.keys).union(ONNXEmulated.kernels.keys).union(ONNXControlFlow.ops).sorted()
+    }
 }
 
 /// A loaded ONNX graph that runs like a module: nodes in topological order evaluated on Torch tensors through
@@ -97,8 +119,10 @@ public final class ONNXModel {
     public let initializerNames: [String]
     /// The device the constants live on.
     public private(set) var device: Device = .cpu
+    /// The ONNX element type of each constant of a type SwiftTorch has no dtype for (see `ONNXEmulated`).
+    private(set) var constantTypes: [String: Int32] = [:]
 
-    struct InputSpec { let name: String; let dtype: DType?; let dims: [Dim]? }
+    struct InputSpec { let name: String; let dtype: DType?; let dims: [Dim]?; var emulated: Int32? = nil }
     enum Dim { case value(Int), param(String), unknown }
 
     let inputSpecs: [InputSpec]
@@ -130,11 +154,14 @@ public final class ONNXModel {
 
         // Initializers.
         var constants: [String: Tensor] = [:]
+        var constantTypes: [String: Int32] = [:]
         var initNames: [String] = []
         for (i, t) in g.initializer.enumerated() {
             let field = "graph.initializer[\(i)]"
             guard !t.name.isEmpty else { throw ONNXError.malformed(field: "\(field).name", reason: "an initializer needs a name") }
-            constants[t.name] = try ONNXTensorCodec.decode(t, field: field, baseDirectory: baseDirectory)
+            let (value, type) = try ONNXEmulated.decodeTyped(t, field: field, baseDirectory: baseDirectory)
+            constants[t.name] = value
+            if let type { constantTypes[t.name] = type }
             initNames.append(t.name)
         }
         if !g.sparseInitializer.isEmpty {
@@ -151,8 +178,12 @@ public final class ONNXModel {
             if constants[v.name] != nil { continue }
             var dtype: DType?
             var dims: [Dim]?
+            var emulated: Int32?
             if v.hasType, case .tensorType(let tt)? = v.type.value {
-                if tt.hasElemType {
+                if tt.hasElemType, ONNXEmulated.isEmulated(tt.elemType) {
+                    emulated = tt.elemType
+                    dtype = ONNXEmulated.storage(of: tt.elemType)
+                } else if tt.hasElemType {
                     guard let d = ONNXTensorCodec.dtype(of: tt.elemType) else {
                         throw ONNXError.unsupportedDataType(field: "graph.input[\(i)].type.tensor_type.elem_type", dataType: tt.elemType)
                     }
@@ -168,7 +199,7 @@ public final class ONNXModel {
                     }
                 }
             }
-            specs.append(InputSpec(name: v.name, dtype: dtype, dims: dims))
+            specs.append(InputSpec(name: v.name, dtype: dtype, dims: dims, emulated: emulated))
         }
         inputSpecs = specs
         inputNames = specs.map(\.name)
@@ -178,7 +209,7 @@ public final class ONNXModel {
         var parsed: [ONNXNode] = []
         for (i, n) in g.node.enumerated() {
             let node = ONNXNode(index: i, proto: n, opset: opsetVersion, baseDirectory: baseDirectory)
-            if !node.domain.isEmpty || ONNXOps.table[n.opType] == nil {
+            if !ONNXOps.isKnown(ONNXOps.key(node)) {
                 throw ONNXError.unsupportedOperator(op: n.opType, domain: node.domain, opset: opsetVersion, node: node.label)
             }
             for (k, o) in n.output.enumerated() where !o.isEmpty {
@@ -192,7 +223,7 @@ public final class ONNXModel {
         var indegree = [Int](repeating: 0, count: parsed.count)
         var consumers = [[Int]](repeating: [], count: parsed.count)
         for (i, n) in parsed.enumerated() {
-            for (k, name) in n.inputs.enumerated() where !name.isEmpty {
+            for (k, name) in (n.inputs + n.implicitInputs).enumerated() where !name.isEmpty {
                 if let p = producer[name] {
                     indegree[i] += 1
                     consumers[p].append(i)
@@ -230,8 +261,9 @@ public final class ONNXModel {
         var kept: [(ONNXNode, ONNXKernel)] = []
         for i in order {
             let node = parsed[i]
-            let kernel = ONNXOps.table[node.opType]!
+            let kernel = ONNXOps.table[ONNXOps.key(node)] ?? { n, _ in throw n.fail("runs only through its typed kernel or as control flow") }
             if ONNXOps.foldable.contains(node.opType), node.inputs.allSatisfy(foldableValue),
+               !ONNXEmulated.alwaysTyped.contains(node.opType), !node.inputs.contains(where: { constantTypes[$0] != nil }),
                node.inputs.allSatisfy({ $0.isEmpty || constants[$0]!.numel <= 1 << 16 }) {
                 let ins = ONNXInputs(values: node.inputs.map { $0.isEmpty ? nil : constants[$0] }, node: node)
                 let results = try torch.noGrad { try kernel(node, ins) }
@@ -246,18 +278,28 @@ public final class ONNXModel {
         // Free each intermediate after its last use (graph outputs and constants are kept).
         var lastUse: [String: Int] = [:]
         for (pos, (node, _)) in kept.enumerated() {
-            for name in node.inputs where !name.isEmpty && constants[name] == nil { lastUse[name] = pos }
+            for name in node.inputs + node.implicitInputs where !name.isEmpty && constants[name] == nil { lastUse[name] = pos }
         }
         var rel = [[String]](repeating: [], count: kept.count)
         let outSet = Set(outs)
         for (name, pos) in lastUse where !outSet.contains(name) { rel[pos].append(name) }
         releases = rel
         self.constants = constants
+        self.constantTypes = constantTypes
     }
 
     /// Runs the graph on named inputs; returns every graph output by name.
     public func run(_ inputs: [String: Tensor]) throws -> [String: Tensor] {
+        try runTyped(inputs, types: [:]).values
+    }
+
+    /// Runs the graph on named inputs, `types` naming the ONNX element type of inputs of an emulated type (an input
+    /// the graph declares of such a type takes that type anyway); returns every graph output by name, with the
+    /// ONNX element type of those of an emulated type.
+    func runTyped(_ inputs: [String: Tensor], types inputTypes: [String: Int32]) throws -> (values: [String: Tensor], types: [String: Int32]) {
         var values = constants
+        var types = constantTypes
+        for (name, t) in inputTypes where ONNXEmulated.isEmulated(t) { types[name] = t }
         for name in inputs.keys where !inputNames.contains(name) && constants[name] == nil {
             throw ONNXError.invalidInput(name: name, reason: "not an input of the model (inputs: \(inputNames))")
         }
@@ -288,31 +330,21 @@ public final class ONNXModel {
             }
         }
         for (name, t) in inputs { values[name] = t }
+        for spec in inputSpecs { if let e = spec.emulated { types[spec.name] = e } }
         try torch.noGrad {
             for (pos, (node, kernel)) in nodes.enumerated() {
-                var ins: [Tensor?] = []
-                ins.reserveCapacity(node.inputs.count)
-                for name in node.inputs {
-                    if name.isEmpty { ins.append(nil); continue }
-                    guard let v = values[name] else { throw node.fail("input '\(name)' has no value") }
-                    ins.append(v)
-                }
-                let results = try kernel(node, ONNXInputs(values: ins, node: node))
-                for (k, o) in node.outputs.enumerated() where !o.isEmpty {
-                    guard k < results.count else {
-                        throw node.fail("produced \(results.count) outputs, the node names \(node.outputs.count)")
-                    }
-                    values[o] = results[k]
-                }
+                try ONNXControlFlow.runNode(node, kernel, &values, &types)
                 for name in releases[pos] { values[name] = nil }
             }
         }
         var result: [String: Tensor] = [:]
+        var resultTypes: [String: Int32] = [:]
         for name in outputNames {
             guard let v = values[name] else { throw ONNXError.undefinedValue(field: "graph.output", name: name) }
             result[name] = v
+            if let t = types[name] { resultTypes[name] = t }
         }
-        return result
+        return (result, resultTypes)
     }
 
     /// Runs the graph on positional inputs; returns the outputs in the graph's order.

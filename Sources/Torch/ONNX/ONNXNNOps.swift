@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Neural-network ops: Conv/ConvTranspose (any auto_pad, asymmetric pads as an explicit pad), Gemm/MatMul,
 /// pools (incl. global), the normalizations in inference form, Dropout as identity, Resize/Upsample.
@@ -131,7 +140,8 @@ extension ONNXOps {
                     throw node.fail("kernel \(k) larger than the padded input \(x.shape)")
                 }
                 if isMax {
-                    if try node.int("storage_order", 0) != 0 { throw ONNXError.unsupportedOperator(op: "MaxPool (storage_order 1)", domain: "", opset: node.opset, node: node.label) }
+                    let columnMajor = try node.int("storage_order", 0) != 0
+                    if columnMajor && sd != 2 { throw ONNXError.unsupportedOperator(op: "MaxPool (storage_order 1, not 2-D)", domain: "", opset: node.opset, node: node.label) }
                     let wantIndices = node.outputs.count > 1 && !node.outputs[1].isEmpty
                     let xf = x.isFloatingPoint ? x : x.to(.float32)
                     var xin = xf, p = (0..<sd).map { pads[$0] }
@@ -146,12 +156,18 @@ extension ONNXOps {
                         let plane = x.shape[2...].reduce(1, *)
                         let nc = x.shape[0] * x.shape[1]
                         let offs = (torch.arange(nc, dtype: .int64, device: x.device) * torch.full([], plane, dtype: .int64, device: x.device)).reshape([x.shape[0], x.shape[1]] + ones(sd))
-                        out.append(idx + offs)
+                        // storage_order 1: the index within a plane counts down the columns (w·H + h).
+                        let H = Int64(x.shape[2]), W = Int64(x.shape[x.dim - 1])
+                        let i = columnMajor ? Tensor(idx.toArray(as: Int64.self).map { ($0 % W) * H + $0 / W }, shape: idx.shape).to(idx.device) : idx
+                        out.append(i + offs)
                     }
                     return out
                 }
-                guard dil.allSatisfy({ $0 == 1 }) else { throw ONNXError.unsupportedOperator(op: "AveragePool (dilations)", domain: "", opset: node.opset, node: node.label) }
                 let includePad = try node.int("count_include_pad", 0) != 0
+                if !dil.allSatisfy({ $0 == 1 }) {
+                    return [try windowPool(x, kernel: k, strides: strides, dilations: dil, pads: pads, ceil: ceil,
+                                           includePad: includePad, p: nil, node)]
+                }
                 if symmetric {
                     return [F.avgPool(x, dims: sd, kernelSize: k, stride: strides, padding: (0..<sd).map { pads[$0] },
                                       ceilMode: ceil, countIncludePad: includePad)]
@@ -174,10 +190,14 @@ extension ONNXOps {
             guard let k = try node.ints("kernel_shape"), k.count == sd, k.allSatisfy({ $0 > 0 }) else { throw node.fail("kernel_shape is required, one per spatial dim") }
             let strides = try node.ints("strides") ?? ones(sd), dil = try node.ints("dilations") ?? ones(sd)
             guard strides.count == sd, strides.allSatisfy({ $0 > 0 }) else { throw node.fail("strides") }
-            guard dil.allSatisfy({ $0 == 1 }) else { throw ONNXError.unsupportedOperator(op: "LpPool (dilations)", domain: "", opset: node.opset, node: node.label) }
             let p = Double(try node.int("p", 2))
             guard p > 0 else { throw node.fail("p must be positive") }
             let pads = try spatialPads(node, input: Array(x.shape[2...]), kernel: k, strides: strides, dilations: dil)
+            if !dil.allSatisfy({ $0 == 1 }) {
+                guard dil.count == sd, dil.allSatisfy({ $0 > 0 }) else { throw node.fail("dilations") }
+                return [try windowPool(x, kernel: k, strides: strides, dilations: dil, pads: pads,
+                                       ceil: try node.int("ceil_mode", 0) != 0, includePad: true, p: p, node)]
+            }
             for i in 0..<sd where x.shape[2 + i] + pads[i] + pads[i + sd] < k[i] { throw node.fail("kernel \(k) larger than the padded input \(x.shape)") }
             let xp = F.pad(x.abs().pow(p), torchPadList(pads, sd))
             let avg = F.avgPool(xp, dims: sd, kernelSize: k, stride: strides, padding: 0,
@@ -199,10 +219,23 @@ extension ONNXOps {
 
         t["BatchNormalization"] = { node, ins in
             let x = try ins.x(0), scale = try ins.x(1), bias = try ins.x(2), mean = try ins.x(3), v = try ins.x(4)
-            if node.opset >= 14, try node.int("training_mode", 0) != 0 {
-                throw ONNXError.unsupportedOperator(op: "BatchNormalization (training_mode)", domain: "", opset: node.opset, node: node.label)
-            }
             guard x.dim >= 2 else { throw node.fail("needs rank ≥ 2, got \(x.shape)") }
+            if node.opset >= 14, try node.int("training_mode", 0) != 0 {
+                // Batch statistics (the biased variance) normalize; the running ones move by `momentum`.
+                let c = x.shape[1]
+                for (n, p) in [("scale", scale), ("B", bias), ("input_mean", mean), ("input_var", v)] where p.numel != c {
+                    throw node.fail("\(n) has \(p.numel) values for \(c) channels")
+                }
+                let eps = try node.float("epsilon", 1e-5), momentum = try node.float("momentum", 0.9)
+                let axes = [0] + Array(2..<x.dim), shape = [1, c] + ones(x.dim - 2)
+                let xf = x.to(.float64)
+                let bm = xf.mean(dim: axes, keepdim: true)
+                let bv = ((xf - bm) * (xf - bm)).mean(dim: axes, keepdim: true)
+                let y = (xf - bm) * (bv + eps).rsqrt() * scale.to(.float64).reshape(shape) + bias.to(.float64).reshape(shape)
+                let rm = mean.to(.float64) * momentum + bm.reshape([c]) * (1 - momentum)
+                let rv = v.to(.float64) * momentum + bv.reshape([c]) * (1 - momentum)
+                return [y.to(x.dtype), rm.to(mean.dtype), rv.to(v.dtype)]
+            }
             let c = x.shape[1]
             for (n, p) in [("scale", scale), ("B", bias), ("mean", mean), ("var", v)] where p.numel != c {
                 throw node.fail("\(n) has \(p.numel) values for \(c) channels")
@@ -260,7 +293,7 @@ extension ONNXOps {
         }
         t["Dropout"] = { node, ins in
             let x = try ins.x(0)
-            if node.opset >= 12, let training = ins.opt(2), training.item() != 0 {
+            if node.opset >= 12, let training = ins.opt(2), training.item() != 0, (try ins.scalar(1) ?? 0.5) != 0 {
                 throw ONNXError.unsupportedOperator(op: "Dropout (training_mode)", domain: "", opset: node.opset, node: node.label)
             }
             return [x, torch.ones(x.shape, dtype: .bool, device: x.device)]

@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// One node of a loaded graph, as the op table sees it: its operator, attributes (with typed, checked accessors
 /// that name the attribute's field path in their errors) and the opset version it runs under.
@@ -15,10 +24,12 @@ struct ONNXNode {
     let attributes: [String: (index: Int, proto: Onnx_AttributeProto)]
     /// The model's folder, for tensor attributes with external data.
     let baseDirectory: String?
+    /// The values the node's subgraphs (If, Loop, Scan) read from the scope around them.
+    let implicitInputs: [String]
 
-    init(index: Int, proto: Onnx_NodeProto, opset: Int64, baseDirectory: String?) {
+    init(index: Int, proto: Onnx_NodeProto, opset: Int64, baseDirectory: String?, fieldPrefix: String = "graph.node") {
         self.index = index
-        field = "graph.node[\(index)]"
+        field = "\(fieldPrefix)[\(index)]"
         name = proto.name
         opType = proto.opType
         domain = proto.domain == "ai.onnx" ? "" : proto.domain
@@ -29,6 +40,12 @@ struct ONNXNode {
         for (i, at) in proto.attribute.enumerated() where a[at.name] == nil { a[at.name] = (i, at) }
         attributes = a
         self.baseDirectory = baseDirectory
+        var free = Set<String>()
+        for at in proto.attribute {
+            if at.hasG { free.formUnion(ONNXControlFlow.freeNames(at.g)) }
+            for g in at.graphs { free.formUnion(ONNXControlFlow.freeNames(g)) }
+        }
+        implicitInputs = free.sorted()
     }
 
     /// How errors name this node: its field path and, when it has one, its name.
@@ -140,9 +157,17 @@ typealias ONNXKernel = (ONNXNode, ONNXInputs) throws -> [Tensor]
 /// The operator table: op type of the default domain (ai.onnx) → implementation, one mapping per op family.
 /// The exporter reads the same families to know which Torch ops have an ONNX form.
 enum ONNXOps {
+    /// The op table's key of a node: its op type, qualified by its domain outside the default one.
+    static func key(_ node: ONNXNode) -> String { node.domain.isEmpty ? node.opType : node.domain + "." + node.opType }
+
+    /// True for an op (a `key`) that some kernel runs.
+    static func isKnown(_ op: String) -> Bool {
+        table[op] != nil || ONNXEmulated.kernels[op] != nil || ONNXControlFlow.ops.contains(op)
+    }
+
     static let table: [String: ONNXKernel] = {
         var t: [String: ONNXKernel] = [:]
-        for family in [elementwise, activations, reductions, shapeOps, nnOps, losses, attention] {
+        for family in [elementwise, activations, reductions, shapeOps, nnOps, losses, attention, miscOps, signalOps, recurrentOps] {
             t.merge(family) { a, _ in a }
         }
         return t

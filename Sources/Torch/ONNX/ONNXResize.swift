@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Resize (and the older Upsample) for every mode (nearest, linear, cubic), coordinate transformation and
 /// nearest rounding mode ONNX defines, as one interpolation matrix per resized axis applied with a matmul: exact

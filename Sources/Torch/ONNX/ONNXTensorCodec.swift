@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// TensorProto ⇄ Tensor, with the checks a hostile file needs: dims that are negative, overflow or exceed
 /// `onnx.maxTensorElements`, data shorter or longer than the dims say, external data outside the model's folder.
@@ -139,27 +148,24 @@ enum ONNXTensorCodec {
         if let length, length != byteCount {
             throw ONNXError.externalData(field: field, reason: "length \(length) where dims \(p.dims) need \(byteCount) bytes")
         }
-        guard let fh = FileHandle(forReadingAtPath: path) else {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else {
             throw ONNXError.externalData(field: field, reason: "cannot open '\(location)' in \(base)")
         }
-        defer { try? fh.close() }
-        let size = (try? fh.seekToEnd()).map { Int($0) } ?? 0
+        defer { close(fd) }
+        let end64 = lseek(fd, 0, SEEK_END)
+        let size = end64 < 0 ? 0 : Int(end64)
         let (end, o) = offset.addingReportingOverflow(byteCount)
         guard !o, end <= size else {
             throw ONNXError.externalData(field: field, reason: "'\(location)' has \(size) bytes; offset \(offset) + \(byteCount) bytes runs past its end")
         }
-        if byteCount == 0 { return }
-        do {
-            try fh.seek(toOffset: UInt64(offset))
-            let data = try fh.read(upToCount: byteCount) ?? Data()
-            guard data.count == byteCount else {
-                throw ONNXError.externalData(field: field, reason: "'\(location)': read \(data.count) of \(byteCount) bytes")
+        var done = 0
+        while done < byteCount {
+            let r = pread(fd, dst + done, byteCount - done, off_t(offset + done))
+            guard r > 0 else {
+                throw ONNXError.externalData(field: field, reason: "'\(location)': read \(done) of \(byteCount) bytes")
             }
-            data.withUnsafeBytes { dst.copyMemory(from: $0.baseAddress!, byteCount: byteCount) }
-        } catch let e as ONNXError {
-            throw e
-        } catch {
-            throw ONNXError.externalData(field: field, reason: "'\(location)': \(error)")
+            done += r
         }
     }
 
