@@ -57,6 +57,17 @@ final class ONNXControlFlowOpsTests: XCTestCase {
         XCTAssertEqual(r["all"]!.toArray(as: Float.self), [1, 3, 7, 13])
     }
 
+    func testLoopWithoutCarriedValuesStopsOnItsCondition() throws {
+        // No loop-carried values: only the condition (i < 2) and a scan output of i·10.
+        let body = Self.graph([M.node("Less", ["i", "two"], ["c"]), M.node("Mul", ["i", "ten"], ["out"])],
+                              inputs: ["i", "cond"], outputs: ["c", "out"])
+        let m = M.model([M.node("Loop", ["", "go"], ["all"], [Self.attr("body", graph: body)])],
+                        inputs: [M.valueInfo("go", [], elemType: 9)], outputs: ["all"],
+                        initializers: [("two", Tensor([Int64(2)], shape: [])), ("ten", Tensor([Int64(10)], shape: []))])
+        let r = try run(m, ["go": Tensor([true], shape: [])])
+        XCTAssertEqual(r["all"]!.toArray(as: Int64.self), [0, 10, 20])
+    }
+
     func testScanComputesARunningSumInBothDirections() throws {
         let body = Self.graph([M.node("Add", ["acc", "xi"], ["acc2"]), M.node("Identity", ["acc2"], ["y"])],
                               inputs: ["acc", "xi"], outputs: ["acc2", "y"])

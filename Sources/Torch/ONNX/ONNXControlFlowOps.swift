@@ -143,10 +143,10 @@ enum ONNXControlFlow {
             guard t.numel == 1 else { throw node.fail("cond must hold one value") }
             return t.item() != 0
         } ?? true
-        var carried: [(Tensor, Int32?)] = (2..<Swift.max(ins.count, 2)).map { k in
-            (ins.values[k]!, ONNXEmulated.isEmulated(types[k]) ? types[k] : nil)
-        }
         guard ins.values.dropFirst(2).allSatisfy({ $0 != nil }) else { throw node.fail("loop-carried values must be given") }
+        var carried: [(Tensor, Int32?)] = try (2..<Swift.max(ins.count, 2)).map { k in
+            (try ins.x(k), ONNXEmulated.isEmulated(types[k]) ? types[k] : nil)
+        }
         let nCarried = carried.count
         guard body.inputCount == nCarried + 2, body.outputCount >= nCarried + 1 else {
             throw node.fail("the body takes \(body.inputCount) inputs and gives \(body.outputCount) outputs for \(nCarried) loop-carried values")
@@ -158,7 +158,7 @@ enum ONNXControlFlow {
             let iter = torch.full([], Double(i), dtype: .int64)
             let out = try body.run([(iter, nil), (torch.full([], cond ? 1 : 0, dtype: .bool), nil)] + carried, scope, scopeTypes)
             cond = out[0].0.item() != 0
-            carried = Array(out[1...nCarried])
+            carried = Array(out[1..<(1 + nCarried)])
             for k in scans.indices { scans[k].append(out[1 + nCarried + k]) }
             i += 1
         }

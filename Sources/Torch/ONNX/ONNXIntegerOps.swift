@@ -244,6 +244,7 @@ extension ONNXEmulated {
         let n = shape.reduce(1, *)
         let count = param.reduce(1, *)
         if count == 1 && blockSize == 0 { return [Int](repeating: 0, count: n) }
+        guard !shape.isEmpty else { throw node.fail("a scalar input needs a single scale") }
         let axis = try node.axis(a, rank: shape.count)
         let inner = shape[(axis + 1)...].reduce(1, *)
         if blockSize == 0 {

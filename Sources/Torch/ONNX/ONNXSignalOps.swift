@@ -103,7 +103,7 @@ extension ONNXOps {
                     let p = ((o * m + j) * inner + i) * ch
                     re[j] = v[p]; im[j] = complexIn ? v[p + 1] : 0
                 }
-                if realOut {
+                if realOut && m < length {
                     for k in m..<length where length - k < m && length - k >= 0 { re[k] = re[length - k]; im[k] = -im[length - k] }
                 }
                 for k in 0..<outLen {
@@ -143,6 +143,7 @@ extension ONNXOps {
         }
         let N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3], R = rois.shape[0]
         guard bi.allSatisfy({ $0 >= 0 && $0 < N }) else { throw node.fail("a batch index is outside 0..<\(N)") }
+        guard H > 0, W > 0 else { throw node.fail("X has an empty spatial dim: \(x.shape)") }
         try checkShape([R, C, oh, ow], node)
         let v = x.toArray(as: Double.self), r = rois.toArray(as: Double.self)
         var y = [Double](repeating: 0, count: R * C * oh * ow)
