@@ -208,7 +208,8 @@ extension Tensor {
 
     /// A new tensor sharing storage, cut from the graph.
     public func detach() -> Tensor {
-        Tensor(storage: storage, shape: shape, strides: strides, offset: storageOffset, dtype: dtype)
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.alias("aten::detach"), [self], { detach() }) { return r }
+        return Tensor(storage: storage, shape: shape, strides: strides, offset: storageOffset, dtype: dtype)
     }
 
     /// Cuts this tensor from the graph in place.

@@ -149,6 +149,7 @@ func activationBackward(_ kind: ActivationKind, _ g: Tensor, _ x: Tensor) -> Ten
 
 /// `kind(x)` with autograd (out of place).
 func activation(_ kind: ActivationKind, _ x: Tensor) -> Tensor {
+    if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.activation(kind), [x], { activation(kind, x) }) { return r }
     precondition(x.dtype.isFloatingPoint, "\"\(kind.opName)\" not implemented for '\(x.dtype.name.capitalized)'")
     let compute = x.dtype.computeType
     let src = x.to(compute)
@@ -166,6 +167,7 @@ func activation(_ kind: ActivationKind, _ x: Tensor) -> Tensor {
 
 /// `kind(x)` written back into x.
 func activationInPlace(_ kind: ActivationKind, _ x: Tensor) {
+    if _slowPath(ONNXTrace.isOn), ONNXTrace.inPlace(.activation(kind), [x], { activationInPlace(kind, x) }) { return }
     precondition(x.dtype.isFloatingPoint, "\"\(kind.opName)\" not implemented for '\(x.dtype.name.capitalized)'")
     x.checkInPlace(kind.opName + "_")
     let needs = x.needsGrad

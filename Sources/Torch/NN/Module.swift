@@ -52,6 +52,7 @@ extension nn {
 
         /// Runs forward pre-hooks, `forward(_:)`, then forward hooks (PyTorch's `module(x)`).
         public final func callAsFunction(_ x: Tensor) -> Tensor {
+            if _slowPath(ONNXTrace.isOn), let y = ONNXTrace.module(self, x) { return y }   // torch.onnx.export
             if forwardPreHooks.isEmpty && forwardHooks.isEmpty { return forward(x) }
             var input = x
             for (_, hook) in forwardPreHooks { if let r = hook(self, input) { input = r } }

@@ -153,6 +153,7 @@ private func binarySavedAttributes(_ op: BinaryOp, _ scalarBase: Bool, _ sa: Sav
 
 /// `op(a, b)` with autograd.
 func binary(_ op: BinaryOp, _ a: Tensor, _ b: Tensor) -> Tensor {
+    if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.binary(op), [a, b], { binary(op, a, b) }) { return r }
     let out = binaryForward(op, a, b)
     if anyNeedsGrad(a, b) && out.dtype.isFloatingPoint {
         let needA = a._requiresGrad, needB = b._requiresGrad
@@ -178,6 +179,7 @@ func binary(_ op: BinaryOp, _ a: Tensor, _ b: Tensor) -> Tensor {
 
 /// `op(self, other)` written into self.
 func binaryInPlace(_ op: BinaryOp, _ a: Tensor, _ b: Tensor) {
+    if _slowPath(ONNXTrace.isOn), ONNXTrace.inPlace(.binary(op), [a, b], { binaryInPlace(op, a, b) }) { return }
     let shape = broadcastShapes(a.shape, b.shape, op: op.name + "_")
     precondition(shape == a.shape, "\(op.name)_: output with shape \(shapeString(a.shape)) doesn't match the broadcast shape \(shapeString(shape))")
     var dt = resultType(a, b)

@@ -17,6 +17,7 @@ enum CompareOp: Int, CaseIterable {
 
 /// `op(a, b)` as a Bool tensor, comparing in the promoted type.
 func compare(_ op: CompareOp, _ a: Tensor, _ b: Tensor) -> Tensor {
+    if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.compare(op), [a, b], { compare(op, a, b) }) { return r }
     let dt = resultType(a, b).computeType
     let shape = a.shape == b.shape ? a.shape : broadcastShapes(a.shape, b.shape, op: op.name)
     let device = commonDevice(a, b)

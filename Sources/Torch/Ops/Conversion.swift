@@ -72,6 +72,7 @@ extension Tensor {
 
     /// A copy with its own contiguous storage; differentiable.
     public func clone() -> Tensor {
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.alias("aten::clone"), [self], { clone() }) { return r }
         let out = contiguousCopy()
         if needsGrad { record("CloneBackward0", out, inputs: [self]) { _, g in [g] } }
         return out

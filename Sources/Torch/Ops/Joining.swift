@@ -74,6 +74,7 @@ extension torch {
     /// let c = torch.cat([a, b], dim: 1)      // shape [2, 4]
     /// ```
     public static func cat(_ tensors: [Tensor], dim: Int = 0) -> Tensor {
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.cat(dim: dim), tensors, { cat(tensors, dim: dim) }) { return r }
         precondition(!tensors.isEmpty, "torch.cat(): expected a non-empty list of Tensors")
         for (i, t) in tensors.enumerated() {
             precondition(t.dim > 0, "zero-dimensional tensor (at position \(i)) cannot be concatenated")

@@ -168,6 +168,7 @@ extension Tensor {
 
     /// PyTorch's `matmul`: dot, mv, mm, and batched products with broadcast batch dims.
     public func matmul(_ other: Tensor) -> Tensor {
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.matmul, [self, other], { matmul(other) }) { return r }
         if _slowPath(Autocast.isActive), let r = Autocast.run(.matmul, [self, other], { $0[0]!.matmul($0[1]!) }) { return r }
         let da = dim, db = other.dim
         precondition(da > 0 && db > 0, "both arguments to matmul need to be at least 1D, but they are \(da)D and \(db)D")

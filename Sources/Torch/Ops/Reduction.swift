@@ -97,6 +97,7 @@ extension Tensor {
     }
 
     private func sumImpl(dims: [Int]?, keepdim: Bool, dtype: DType?, name: String) -> Tensor {
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.sum(dims: dims ?? [], keepdim: keepdim), [self], { sumImpl(dims: dims, keepdim: keepdim, dtype: dtype, name: name) }) { return r }
         if _slowPath(Autocast.isActive), dtype == nil,
            let r = Autocast.run(.sum, [self], { $0[0]!.sumImpl(dims: dims, keepdim: keepdim, dtype: nil, name: name) }) { return r }
         let plan = ReductionPlan(shape, dims: dims, keepdim: keepdim, op: "sum")
@@ -120,6 +121,7 @@ extension Tensor {
     }
 
     private func meanImpl(dims: [Int]?, keepdim: Bool, dtype: DType?, name: String) -> Tensor {
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.mean(dims: dims ?? [], keepdim: keepdim), [self], { meanImpl(dims: dims, keepdim: keepdim, dtype: dtype, name: name) }) { return r }
         let outType = dtype ?? self.dtype
         precondition(outType.isFloatingPoint, "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: \(self.dtype.name.capitalized)")
         let plan = ReductionPlan(shape, dims: dims, keepdim: keepdim, op: "mean")

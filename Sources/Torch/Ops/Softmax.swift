@@ -55,6 +55,7 @@ extension Tensor {
     }
 
     private func softmaxImpl(_ dim: Int, _ dtype: DType?, log: Bool) -> Tensor {
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.softmax(dim: dim, log: log), [self], { softmaxImpl(dim, dtype, log: log) }) { return r }
         if _slowPath(Autocast.isActive), dtype == nil,
            let r = Autocast.run(log ? .log_softmax : .softmax, [self], { $0[0]!.softmaxImpl(dim, nil, log: log) }) { return r }
         if let dtype, dtype != self.dtype { return self.to(dtype).softmaxImpl(dim, nil, log: log) }

@@ -151,6 +151,7 @@ private func savesOutput(_ op: UnaryOp) -> Bool {
 
 /// `op(x)` with autograd.
 func unary(_ op: UnaryOp, _ x: Tensor) -> Tensor {
+    if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.unary(op), [x], { unary(op, x) }) { return r }
     if _slowPath(Autocast.isActive), let a = op.autocastOp, let r = Autocast.run(a, [x], { unary(op, $0[0]!) }) { return r }
     let out = unaryForward(op, x)
     if x.needsGrad {
@@ -177,6 +178,7 @@ private func unarySavedAttributes(_ op: UnaryOp, _ sx: SavedTensor?, _ so: Saved
 
 /// `op(x)` written back into x.
 func unaryInPlace(_ op: UnaryOp, _ x: Tensor) {
+    if _slowPath(ONNXTrace.isOn), ONNXTrace.inPlace(.unary(op), [x], { unaryInPlace(op, x) }) { return }
     x.checkInPlace("\(op)_")
     precondition(op.keepsIntegers || x.dtype.isFloatingPoint,
                  "\(op)_: result type Float can't be cast to the desired output type \(x.dtype.name.capitalized)")

@@ -62,6 +62,7 @@ extension Tensor {
 
     /// A view with a new shape given as an array.
     public func view(_ shape: [Int]) -> Tensor {
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.reshape(shape), [self], { view(shape) }) { return r }
         let newShape = inferShape(shape, numel: numel, op: "view")
         guard let st = viewStrides(oldShape: self.shape, oldStrides: strides, newShape: newShape) else {
             preconditionFailure("view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
@@ -88,6 +89,7 @@ extension Tensor {
 
     /// `reshape` with the shape as an array.
     public func reshape(_ shape: [Int]) -> Tensor {
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.reshape(shape), [self], { reshape(shape) }) { return r }
         let newShape = inferShape(shape, numel: numel, op: "reshape")
         if newShape == self.shape {
             return viewOp("ViewBackward0", shape: newShape, strides: strides, offset: storageOffset, saved: sizesAttribute)
@@ -104,6 +106,7 @@ extension Tensor {
 
     /// Flattens dims `startDim...endDim` into one.
     public func flatten(startDim: Int = 0, endDim: Int = -1) -> Tensor {
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.flatten(start: startDim, end: endDim), [self], { flatten(startDim: startDim, endDim: endDim) }) { return r }
         if dim == 0 { return reshape([1]) }
         let s = normalizeDim(startDim, dim, op: "flatten"), e = normalizeDim(endDim, dim, op: "flatten")
         precondition(s <= e, "flatten() has invalid args: start_dim cannot come after end_dim")
@@ -126,6 +129,7 @@ extension Tensor {
 
     /// Removes all size-1 dims.
     public func squeeze() -> Tensor {
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.squeeze(nil), [self], { squeeze() }) { return r }
         var ns: [Int] = [], st: [Int] = []
         for (s, t) in zip(shape, strides) where s != 1 { ns.append(s); st.append(t) }
         return viewOp("SqueezeBackward0", shape: ns, strides: st, offset: storageOffset, saved: sizesAttribute)
@@ -136,6 +140,7 @@ extension Tensor {
 
     /// Removes the listed dims that have size 1.
     public func squeeze(dim dims: [Int]) -> Tensor {
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.squeeze(dims), [self], { squeeze(dim: dims) }) { return r }
         if dim == 0 { return viewOp("SqueezeBackward1", shape: [], strides: [], offset: storageOffset, saved: squeezeAttributes(dims)) }
         let ds = Set(dims.map { normalizeDim($0, dim, op: "squeeze") })
         var ns: [Int] = [], st: [Int] = []
@@ -150,6 +155,7 @@ extension Tensor {
 
     /// Inserts a size-1 dim at `d`.
     public func unsqueeze(_ d: Int) -> Tensor {
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.unsqueeze(d), [self], { unsqueeze(d) }) { return r }
         let dd = normalizeDim(d, dim + 1, op: "unsqueeze")
         var ns = shape, st = strides
         let newStride = dd < dim ? shape[dd] * strides[dd] : 1
@@ -160,6 +166,7 @@ extension Tensor {
 
     /// Swaps two dims.
     public func transpose(_ d0: Int, _ d1: Int) -> Tensor {
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.transpose(d0, d1), [self], { transpose(d0, d1) }) { return r }
         if dim == 0 {
             return viewOp("TransposeBackward0", shape: [], strides: [], offset: storageOffset, saved: { [.int("dim0", d0), .int("dim1", d1)] })
         }
@@ -175,6 +182,7 @@ extension Tensor {
 
     /// Transpose of a ≤ 2-D tensor.
     public func t() -> Tensor {
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.t, [self], { t() }) { return r }
         precondition(dim <= 2, "t() expects a tensor with <= 2 dimensions, but self is \(dim)D")
         if dim < 2 { return viewOp("TBackward0", shape: shape, strides: strides, offset: storageOffset) }
         return viewOp("TBackward0", shape: [shape[1], shape[0]], strides: [strides[1], strides[0]], offset: storageOffset, backward: { g in g.t() })
@@ -189,6 +197,7 @@ extension Tensor {
 
     /// Reorders dims given as an array.
     public func permute(_ dims: [Int]) -> Tensor {
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.permute(dims), [self], { permute(dims) }) { return r }
         precondition(dims.count == dim, "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the desired ordering of dimensions i.e. input.dim() = \(dim) is not equal to len(dims) = \(dims.count)")
         let ds = dims.map { normalizeDim($0, dim, op: "permute") }
         precondition(Set(ds).count == ds.count, "permute(): duplicate dims are not allowed.")
