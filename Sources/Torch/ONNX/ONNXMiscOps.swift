@@ -181,6 +181,7 @@ extension ONNXOps {
             }
             return [Tensor(y, shape: past.shape).to(past.dtype)]
         }
+        t["TfIdfVectorizer"] = { node, ins in try tfIdf(node, ins) }
         t["Unique"] = { node, ins in try unique(node, ins) }
         t["NonMaxSuppression"] = { node, ins in try nonMaxSuppression(node, ins) }
         return t
@@ -308,6 +309,62 @@ extension ONNXOps {
             }
         }
         return Tensor(v, shape: x.shape).to(x.dtype)
+    }
+
+    /// TfIdfVectorizer over integer rows: counts of the pool's n-grams (min…max length; for n ≥ 2 with 0…max_skip_count
+    /// elements skipped between items), as TF, IDF (weight where present) or TFIDF (count · weight).
+    static func tfIdf(_ node: ONNXNode, _ ins: ONNXInputs) throws -> [Tensor] {
+        let x = try ins.x(0)
+        guard x.dim == 1 || x.dim == 2, !x.isFloatingPoint else { throw node.fail("input must be a 1-D or 2-D integer tensor, got \(x.dtype) \(x.shape)") }
+        let minN = try node.int("min_gram_length", 1), maxN = try node.int("max_gram_length", 1), maxSkip = try node.int("max_skip_count", 0)
+        let mode = try node.string("mode", "TF")
+        guard let counts = try node.ints("ngram_counts"), let indexes = try node.ints("ngram_indexes"),
+              let pool = try node.ints("pool_int64s") else {
+            throw ONNXError.invalidAttribute(field: node.attrField("pool_int64s"), reason: "ngram_counts, ngram_indexes and pool_int64s are required (string pools are not supported)")
+        }
+        guard minN >= 1, maxN >= minN, maxN <= counts.count, maxSkip >= 0, ["TF", "IDF", "TFIDF"].contains(mode) else {
+            throw node.fail("gram lengths \(minN)…\(maxN), max_skip_count \(maxSkip) or mode '\(mode)' do not fit ngram_counts \(counts)")
+        }
+        let weights = try node.floats("weights")
+        // n-gram → ordinal, per length.
+        var ordinal = 0
+        var dicts = [[ [Int]: Int ]](repeating: [:], count: counts.count + 1)
+        for n in 1...counts.count {
+            let start = counts[n - 1], end = n < counts.count ? counts[n] : pool.count
+            guard start >= 0, start <= end, end <= pool.count, (end - start) % n == 0 else {
+                throw ONNXError.invalidAttribute(field: node.attrField("ngram_counts"), reason: "\(counts) does not split a pool of \(pool.count)")
+            }
+            for g in stride(from: start, to: end, by: n) { dicts[n][Array(pool[g..<(g + n)])] = ordinal; ordinal += 1 }
+        }
+        guard indexes.count == ordinal, indexes.allSatisfy({ $0 >= 0 }), weights == nil || weights!.count == ordinal else {
+            throw ONNXError.invalidAttribute(field: node.attrField("ngram_indexes"), reason: "needs one non-negative index (and weight) per n-gram of the pool (\(ordinal))")
+        }
+        let width = (indexes.max() ?? -1) + 1
+        let rows = x.dim == 1 ? 1 : x.shape[0], C = x.shape[x.dim - 1]
+        try checkShape([rows, width], node)
+        let v = x.toArray(as: Int64.self).map { Int($0) }
+        var y = [Double](repeating: 0, count: rows * width)
+        for r in 0..<rows {
+            var count = [Int](repeating: 0, count: ordinal)
+            let row = Array(v[(r * C)..<((r + 1) * C)])
+            for n in minN...maxN where !dicts[n].isEmpty {
+                for skip in 0...(n == 1 ? 0 : maxSkip) {
+                    let step = skip + 1
+                    var i = 0
+                    while i + (n - 1) * step < C {
+                        let gram = (0..<n).map { row[i + $0 * step] }
+                        if let o = dicts[n][gram] { count[o] += 1 }
+                        i += 1
+                    }
+                }
+            }
+            for o in 0..<ordinal where count[o] > 0 {
+                let w = weights?[o] ?? 1
+                let val: Double = mode == "TF" ? Double(count[o]) : mode == "IDF" ? w : Double(count[o]) * w
+                y[r * width + indexes[o]] = val
+            }
+        }
+        return [Tensor(y.map { Float($0) }, shape: x.dim == 1 ? [width] : [rows, width])]
     }
 
     static func unique(_ node: ONNXNode, _ ins: ONNXInputs) throws -> [Tensor] {
