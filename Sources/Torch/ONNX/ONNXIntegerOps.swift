@@ -15,7 +15,7 @@ extension ONNXEmulated {
     /// Ops that always run through their typed kernel (their result type may be emulated even when no input is).
     static let alwaysTyped: Set<String> = [
         "Cast", "CastLike", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "BitCast",
-        "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "BitShift", "MatMulInteger", "ConvInteger", "QLinearMatMul",
+        "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "BitShift", "MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv",
     ]
 
     /// Ops that only move elements: they run on the storage tensor and their first output keeps input 0's type.

@@ -136,11 +136,23 @@ extension ONNXOps {
         }
         t["GatherND"] = { node, ins in
             let x = try ins.x(0), i = try ins.x(1)
-            guard try node.int("batch_dims", 0) == 0 else { throw ONNXError.unsupportedOperator(op: "GatherND (batch_dims)", domain: "", opset: node.opset, node: node.label) }
-            let (lin, k) = try linearIndices(node, x, i)
-            let rest = Array(x.shape[k...])
-            let flat = x.reshape([-1] + rest)
-            return [flat.indexSelect(0, lin).reshape(Array(i.shape.dropLast()) + rest)]
+            let bd = try node.int("batch_dims", 0)
+            guard bd >= 0, bd < Swift.min(x.dim, i.dim), x.shape[..<bd] == i.shape[..<bd] else {
+                throw ONNXError.invalidAttribute(field: node.attrField("batch_dims"), reason: "\(bd) leading dims must be shared by data \(x.shape) and indices \(i.shape)")
+            }
+            func gather(_ x: Tensor, _ i: Tensor) throws -> Tensor {
+                let (lin, k) = try linearIndices(node, x, i)
+                let rest = Array(x.shape[k...])
+                let flat = x.reshape([-1] + rest)
+                return flat.indexSelect(0, lin).reshape(Array(i.shape.dropLast()) + rest)
+            }
+            if bd == 0 { return [try gather(x, i)] }
+            // Each batch entry gathers from its own slice.
+            let batch = Array(x.shape[..<bd]), nb = batch.reduce(1, *)
+            let xs = x.reshape([nb] + Array(x.shape[bd...])), idx = i.reshape([nb] + Array(i.shape[bd...]))
+            let parts = try (0..<nb).map { try gather(xs.select(0, $0), idx.select(0, $0)) }
+            guard let first = parts.first else { throw node.fail("an empty batch") }
+            return [torch.stack(parts, dim: 0).reshape(batch + first.shape)]
         }
         t["ScatterND"] = { node, ins in
             let x = try ins.x(0), i = try ins.x(1), u = try ins.x(2)
