@@ -31,6 +31,7 @@ extension ONNXOps {
         }
         t["Col2Im"] = { node, ins in try col2im(node, ins) }
         t["RoiAlign"] = { node, ins in try roiAlign(node, ins) }
+        t["DeformConv"] = { node, ins in try deformConv(node, ins) }
         t["STFT"] = { node, ins in
             // Frames of frame_length every frame_step, times the window, each through a forward DFT.
             let x = try ins.x(0)
@@ -186,6 +187,78 @@ extension ONNXOps {
             }
         }
         return [Tensor(y, shape: [R, C, oh, ow]).to(x.dtype)]
+    }
+
+    /// 2-D DeformConv: each kernel tap samples the input bilinearly at its offset position (zero outside), scaled
+    /// by the mask when given, then the grouped convolution sums.
+    static func deformConv(_ node: ONNXNode, _ ins: ONNXInputs) throws -> [Tensor] {
+        let x = try ins.x(0), w = try ins.x(1), offset = try ins.x(2), b = ins.opt(3), mask = ins.opt(4)
+        guard x.dim == 4, w.dim == 4 else {
+            throw ONNXError.unsupportedOperator(op: "DeformConv (not 2-D)", domain: "", opset: node.opset, node: node.label)
+        }
+        let N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3]
+        let OC = w.shape[0], kH = w.shape[2], kW = w.shape[3], K = kH * kW
+        let group = try node.int("group", 1), og = try node.int("offset_group", 1)
+        guard group > 0, og > 0, C == w.shape[1] * group, OC % group == 0, C % og == 0 else {
+            throw node.fail("input \(x.shape), weight \(w.shape), group \(group) and offset_group \(og) disagree")
+        }
+        if let k = try node.ints("kernel_shape"), k != [kH, kW] { throw node.fail("kernel_shape \(k) differs from the weight's \([kH, kW])") }
+        let s = try node.ints("strides") ?? [1, 1], d = try node.ints("dilations") ?? [1, 1], p = try node.ints("pads") ?? [0, 0, 0, 0]
+        guard s.count == 2, d.count == 2, p.count == 4, s.allSatisfy({ $0 > 0 }), d.allSatisfy({ $0 > 0 }) else {
+            throw node.fail("strides, dilations (2 values) and pads (4) must fit a 2-D conv")
+        }
+        let oH = (H + p[0] + p[2] - d[0] * (kH - 1) - 1) / s[0] + 1, oW = (W + p[1] + p[3] - d[1] * (kW - 1) - 1) / s[1] + 1
+        guard oH > 0, oW > 0, offset.shape == [N, og * 2 * K, oH, oW] else {
+            throw node.fail("offset must be [\(N), \(og * 2 * K), \(oH), \(oW)], got \(offset.shape)")
+        }
+        if let mask, mask.shape != [N, og * K, oH, oW] { throw node.fail("mask must be [\(N), \(og * K), \(oH), \(oW)], got \(mask.shape)") }
+        if let b, b.numel != OC { throw node.fail("B has \(b.numel) values for \(OC) channels") }
+        try checkShape([N, OC, oH, oW], node)
+        let xv = x.toArray(as: Double.self), wv = w.toArray(as: Double.self), ov = offset.toArray(as: Double.self)
+        let mv = mask?.toArray(as: Double.self), bv = b?.toArray(as: Double.self)
+        let cpg = C / group, ocpg = OC / group, cpog = C / og
+        // Sampled columns [N, C, K, oH, oW].
+        var cols = [Double](repeating: 0, count: N * C * K * oH * oW)
+        for n in 0..<N {
+            for c in 0..<C {
+                let g = c / cpog, plane = (n * C + c) * H * W
+                for k in 0..<K {
+                    let ki = k / kW, kj = k % kW
+                    for oy in 0..<oH {
+                        for ox in 0..<oW {
+                            let o = ((n * og + g) * 2 * K + 2 * k) * oH * oW + oy * oW + ox
+                            let yy = Double(oy * s[0] - p[0] + ki * d[0]) + ov[o]
+                            let xx = Double(ox * s[1] - p[1] + kj * d[1]) + ov[o + oH * oW]
+                            var val = 0.0
+                            if yy > -1, yy < Double(H), xx > -1, xx < Double(W) {
+                                let y0 = Int(yy.rounded(.down)), x0 = Int(xx.rounded(.down))
+                                let ly = yy - Double(y0), lx = xx - Double(x0)
+                                func at(_ r: Int, _ q: Int) -> Double { r >= 0 && r < H && q >= 0 && q < W ? xv[plane + r * W + q] : 0 }
+                                val = (1 - ly) * (1 - lx) * at(y0, x0) + (1 - ly) * lx * at(y0, x0 + 1)
+                                    + ly * (1 - lx) * at(y0 + 1, x0) + ly * lx * at(y0 + 1, x0 + 1)
+                            }
+                            if let mv { val *= mv[((n * og + g) * K + k) * oH * oW + oy * oW + ox] }
+                            cols[(((n * C + c) * K + k) * oH + oy) * oW + ox] = val
+                        }
+                    }
+                }
+            }
+        }
+        var y = [Double](repeating: 0, count: N * OC * oH * oW)
+        for n in 0..<N {
+            for oc in 0..<OC {
+                let g = oc / ocpg
+                for pos in 0..<(oH * oW) {
+                    var acc = bv?[oc] ?? 0
+                    for ci in 0..<cpg {
+                        let c = g * cpg + ci
+                        for k in 0..<K { acc += wv[(oc * cpg + ci) * K + k] * cols[((n * C + c) * K + k) * oH * oW + pos] }
+                    }
+                    y[(n * OC + oc) * oH * oW + pos] = acc
+                }
+            }
+        }
+        return [Tensor(y, shape: [N, OC, oH, oW]).to(x.dtype)]
     }
 
     static func col2im(_ node: ONNXNode, _ ins: ONNXInputs) throws -> [Tensor] {
