@@ -37,11 +37,14 @@ enum ONNXControlFlow {
             }
             results = try kernel(node, inputs).map { ($0, nil) }
         }
+        // Kernels computed on the host (the double-precision ones) hand back CPU tensors: results follow the
+        // node's inputs to their device.
+        let device = ins.lazy.compactMap { $0?.device }.first { $0 != .cpu }
         for (k, o) in node.outputs.enumerated() where !o.isEmpty {
             guard k < results.count else {
                 throw node.fail("produced \(results.count) outputs, the node names \(node.outputs.count)")
             }
-            values[o] = results[k].0
+            values[o] = device.map { d in results[k].0.device == d ? results[k].0 : results[k].0.to(d) } ?? results[k].0
             types[o] = results[k].1
         }
     }
