@@ -170,9 +170,7 @@ enum ONNXControlFlow {
 
     static func scan(_ node: ONNXNode, _ ins: ONNXInputs, _ types: [Int32], _ scope: [String: Tensor],
                      _ scopeTypes: [String: Int32]) throws -> [(Tensor, Int32?)] {
-        guard node.opset >= 9 else {
-            throw ONNXError.unsupportedOperator(op: "Scan (opset 8, with sequence_lens)", domain: "", opset: node.opset, node: node.label)
-        }
+        if node.opset < 9 { return try scan8(node, ins, types, scope, scopeTypes) }
         let body = try Subgraph(node, "body")
         guard let m = try node.int("num_scan_inputs"), m >= 0, m <= ins.count else {
             throw ONNXError.invalidAttribute(field: node.attrField("num_scan_inputs"), reason: "required, at most the number of inputs")
@@ -191,6 +189,44 @@ enum ONNXControlFlow {
             throw node.fail("scan axes/directions or the body's inputs and outputs do not match the \(m) scan inputs")
         }
         let axes = try zip(scanIns, inAxes).map { try node.axis($1, rank: $0.0.dim) }
+        return try scanLoop(body, state, scanIns, axes, inDirs, outAxes, outDirs, node, scope, scopeTypes)
+    }
+
+    /// Scan of opset 8: a leading batch dim on every state and scan input (scan axis 1), each batch entry scanned
+    /// on its own; sequence_lens (input 0) must be absent or the full length.
+    static func scan8(_ node: ONNXNode, _ ins: ONNXInputs, _ types: [Int32], _ scope: [String: Tensor],
+                      _ scopeTypes: [String: Int32]) throws -> [(Tensor, Int32?)] {
+        let body = try Subgraph(node, "body")
+        guard let m = try node.int("num_scan_inputs"), m >= 1, m <= ins.count - 1 else {
+            throw ONNXError.invalidAttribute(field: node.attrField("num_scan_inputs"), reason: "required, at least 1, at most the inputs after sequence_lens")
+        }
+        let all: [(Tensor, Int32?)] = try (1..<ins.count).map { k in (try ins.x(k), ONNXEmulated.isEmulated(types[k]) ? types[k] : nil) }
+        let nState = all.count - m, nOut = body.outputCount - nState
+        let dirs = try node.ints("directions") ?? [Int](repeating: 0, count: m)
+        guard dirs.count == m, nOut >= 0, body.inputCount == nState + m, all.allSatisfy({ $0.0.dim >= 1 }),
+              Set(all.map { $0.0.shape[0] }).count == 1, all.suffix(m).allSatisfy({ $0.0.dim >= 2 }) else {
+            throw node.fail("states and scan inputs must share a batch dim; directions must fit the \(m) scan inputs")
+        }
+        let B = all[0].0.shape[0], length = all[nState].0.shape[1]
+        if let lens = try ins.ints(0), !lens.allSatisfy({ $0 == length }) {
+            throw ONNXError.unsupportedOperator(op: "Scan (opset 8, sequence_lens shorter than the input)", domain: "", opset: node.opset, node: node.label)
+        }
+        var perBatch: [[(Tensor, Int32?)]] = []
+        for b in 0..<B {
+            let slices = all.map { ($0.0.select(0, b), $0.1) }
+            perBatch.append(try scanLoop(body, Array(slices[0..<nState]), Array(slices[nState...]), [Int](repeating: 0, count: m), dirs,
+                                         [Int](repeating: 0, count: nOut), [Int](repeating: 0, count: nOut), node, scope, scopeTypes))
+        }
+        guard let first = perBatch.first else { throw node.fail("an empty batch") }
+        return try first.indices.map { k in try stack(perBatch.map { $0[k] }, node) }
+    }
+
+    /// The scan proper: states threaded through the body, one slice of each scan input a step.
+    static func scanLoop(_ body: Subgraph, _ initial: [(Tensor, Int32?)], _ scanIns: [(Tensor, Int32?)], _ axes: [Int],
+                         _ inDirs: [Int], _ outAxes: [Int], _ outDirs: [Int], _ node: ONNXNode,
+                         _ scope: [String: Tensor], _ scopeTypes: [String: Int32]) throws -> [(Tensor, Int32?)] {
+        var state = initial
+        let m = scanIns.count, nState = initial.count, nOut = outAxes.count
         guard let length = scanIns.first.map({ $0.0.shape[axes[0]] }) else { throw node.fail("needs a scan input") }
         guard zip(scanIns, axes).allSatisfy({ $0.0.shape[$1] == length }) else { throw node.fail("scan inputs differ in length") }
         var outs = [[(Tensor, Int32?)]](repeating: [], count: nOut)
