@@ -1,0 +1,106 @@
+import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+import Torch
+
+/// `swifttorch export --checkpoint cnn.pt out.onnx`: the model a checkpoint holds, as an ONNX file.
+struct Export: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Export a saved model to ONNX (torch.onnx.export).",
+        discussion: """
+            --checkpoint takes the training state of `train --checkpoint` (model and dataset are read from it unless \
+            given) or a plain state dict (then --model, --hidden and --dataset say what it is). The network is \
+            exported without the dataset adaptation `train` applies (flattening for the mlp, resizing): its input \
+            is what `summary` shows, with a batch dimension in front. The file is read back and run once to check it.
+            """)
+
+    @OptionGroup var net: ModelOptions
+
+    @Option(help: ArgumentHelp("The saved model.", valueName: "path"))
+    var checkpoint: String
+
+    @Argument(help: "The .onnx file to write.")
+    var output: String
+
+    @Option(help: ArgumentHelp("digits, mnist, fashion-mnist, cifar10 or folder:<path>: the image shape and classes (default: the checkpoint's).", valueName: "name"))
+    var dataset: DatasetChoice?
+
+    @Option(help: "Side of folder: images.")
+    var imageSize: Int = 32
+
+    @Option(help: "Number of classes (default: 10, or the folder's class count).")
+    var classes: Int?
+
+    @Flag(help: "Make the batch dimension symbolic (\"batch\") so the file runs on any batch size.")
+    var dynamicBatch = false
+
+    @Option(help: "ONNX opset (13–20).")
+    var opset: Int = 18
+
+    func validate() throws {
+        guard access(checkpoint, F_OK) == 0 else { throw ValidationError("--checkpoint '\(checkpoint)': no such file") }
+        guard onnx.exportOpsets.contains(opset) else {
+            throw ValidationError("--opset must be in \(onnx.exportOpsets.lowerBound)...\(onnx.exportOpsets.upperBound) (got \(opset))")
+        }
+        guard imageSize > 0 else { throw ValidationError("--image-size must be a positive integer (got \(imageSize))") }
+    }
+
+    mutating func run() throws {
+        let file = try torch.load(checkpoint)
+        let config = file["config"].flatMap(RunConfig.init)
+        let weights = file["model_state_dict"] ?? file
+        var net = self.net
+        var dataset = self.dataset ?? .digits
+        if let config {
+            if net.model == "mlp" && config.model != "mlp" { net.model = config.model }
+            if net.hidden == nil && !config.hidden.isEmpty { net.hidden = config.hidden }
+            if self.dataset == nil, let d = DatasetChoice(argument: config.dataset) { dataset = d }
+        }
+        guard let kind = ModelKind(net.model) else { throw ValidationError("--model '\(net.model)': unknown model") }
+        let shape: [Int]
+        var classCount = 10
+        switch dataset {
+        case .digits: shape = [1, 8, 8]
+        case .mnist, .fashionMNIST: shape = [1, 28, 28]
+        case .cifar10: shape = [3, 32, 32]
+        case .folder(let path):
+            shape = [3, imageSize, imageSize]
+            if let d = opendir(path) {
+                var n = 0
+                while let e = readdir(d) {
+                    let name = withUnsafeBytes(of: e.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                    if !name.hasPrefix(".") { n += 1 }
+                }
+                closedir(d)
+                if n > 0 { classCount = n }
+            }
+        }
+        let model = makeModel(kind, hidden: try net.hidden.map(hiddenSizes), imageShape: shape, classes: classes ?? classCount,
+                              defaultHidden: dataset == .digits ? [128, 64] : [300, 100])
+        do {
+            try model.module.loadStateDict(weights)
+        } catch let e as StateDictLoadError {
+            throw CLIError.badCheckpoint(path: checkpoint, reason: "does not fit --model \(kind.name) on \(dataset):\n"
+                + e.errorMessages.map { "  " + $0 }.joined(separator: "\n"))
+        }
+        model.module.eval()
+        let batch = dynamicBatch ? 2 : 1
+        let x = torch.randn([batch] + model.inputShape)
+        try torch.onnx.export(model.module, x, output, inputNames: ["input"], outputNames: ["output"],
+                              dynamicAxes: dynamicBatch ? ["input": [0: "batch"], "output": [0: "batch"]] : [:],
+                              opsetVersion: opset)
+        // Read it back and compare with the model on the same input.
+        let back = try onnx.load(output)
+        let ref = torch.noGrad { model.module(x) }
+        let y = try back.run(["input": x])["output"]!
+        let diff = (y - ref).abs().max().item()
+        print("model \(kind.name) for \(dataset): input \(([dynamicBatch ? "batch" : "1"] + model.inputShape.map(String.init)).joined(separator: "×")), \(back.initializerNames.count) initializers, opset \(opset)")
+        print("wrote \(output); onnx.load round trip: max abs diff \(diff)")
+    }
+}
