@@ -11,6 +11,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif

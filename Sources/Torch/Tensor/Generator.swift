@@ -52,7 +52,11 @@ public final class Generator {
             throw SerializationError.invalidArgument("a generator state is a uint8 tensor of \(count) bytes, got \(state.dtype) with \(state.numel) elements")
         }
         let bytes = state.contiguous().toArray(as: UInt8.self)
-        let words = (0..<(count / 8)).map { i in (0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[i * 8 + $1]) << (8 * UInt64($1)) } }
+        let words = (0..<(count / 8)).map { i -> UInt64 in
+            var word: UInt64 = 0
+            for b in 0..<8 { word |= UInt64(bytes[i * 8 + b]) << UInt64(8 * b) }
+            return word
+        }
         guard words[624] <= 624, words[..<624].allSatisfy({ $0 <= UInt64(UInt32.max) }) else {
             throw SerializationError.invalidArgument("the generator state's MT19937 words are out of range")
         }
