@@ -254,8 +254,10 @@ extension optim {
                 for (ek, ev) in entries {
                     guard let name = ek.stringValue else { continue }
                     if case .tensor(let t) = ev {
-                        // Buffers take the parameter's dtype, except the step counter.
-                        s[name] = .tensor(name == "step" ? t.contiguousCopy() : t.to(p.dtype).contiguousCopy())
+                        // Buffers take the parameter's dtype and device (a checkpoint saved on the CPU resumes
+                        // on a GPU), except the step counter, which stays where it was saved (PyTorch's rule
+                        // for non-capturable optimizers).
+                        s[name] = .tensor(name == "step" ? t.contiguousCopy() : t.to(p.device, dtype: p.dtype).contiguousCopy())
                     } else {
                         s[name] = ev
                     }
