@@ -111,10 +111,12 @@ final class TensorBoardTests: XCTestCase {
         XCTAssertEqual(image[field: 3]?.int, 3)   // RGB
         let png = image[field: 4]!.bytes
         XCTAssertEqual(Array(png.prefix(8)), [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
-        // Stored deflate: the scanlines are in the IDAT chunk as they are; pixel (0, 1) of the
-        // linspace is 1/11 → 23 (truncated), repeated over R, G, B.
-        let idat = Array(png[(33 + 8)...])
-        XCTAssertEqual(Array(idat[(2 + 5)..<(2 + 5 + 7)]), [0, 0, 0, 0, 23, 23, 23])
+        // The IDAT chunk (after the signature, IHDR and its own length and type) holds a zlib stream: a
+        // 2-byte header, then DEFLATE. Its first scanline is filter byte 0, pixel (0, 0) and pixel (0, 1),
+        // which is 1/11 of the linspace → 23 (truncated), repeated over R, G, B.
+        let scanlines = try Inflate.decompress(Array(png[(33 + 8 + 2)...]), maxOutputSize: 3 * (1 + 4 * 3))
+        XCTAssertEqual(scanlines.count, 3 * (1 + 4 * 3))
+        XCTAssertEqual(Array(scanlines[0..<7]), [0, 0, 0, 0, 23, 23, 23])
         let grid = try XCTUnwrap(values.first { $0.value[field: 1]!.string == "batch" }).value[field: 4]!.message
         XCTAssertEqual(grid[field: 1]?.int, 4)    // two rows of 2-pixel images
         XCTAssertEqual(grid[field: 2]?.int, 16)   // eight columns

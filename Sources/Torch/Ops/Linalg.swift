@@ -5,7 +5,8 @@ import Foundation
 #endif
 
 /// `torch.linalg` on top of `LinalgKernels` (one Double matrix per call). This file holds the shared
-/// plumbing (messages, matrix batches, differentiable helpers), det, slogdet, inv, solve, cross, and the
+/// plumbing (messages, differentiable helpers; the Double matrix buffers are in
+/// Backend/CPU/CPULinalgBuffers.swift), det, slogdet, inv, solve, cross, and the
 /// `torch.*` / `Tensor` twins (`det`, `inverse`, `logdet`, `slogdet`, `pinverse`, legacy `svd` and `eig`);
 /// svd/svdvals, eigh/eigvalsh, eig/eigvals, cholesky and qr are in LinalgDecompositions.swift, norms,
 /// matrix rank and pinv in LinalgNorms.swift.
@@ -69,35 +70,6 @@ func linalgSolveShapeMessage(_ aShape: [Int], _ bMatrixShape: [Int]) -> String {
 func checkLinalgInput(_ A: Tensor, _ op: String, square: Bool) {
     if let m = linalgDTypeMessage(op, A.dtype) { preconditionFailure(m) }
     if let m = linalgShapeMessage(op, A.shape, square: square) { preconditionFailure(m) }
-}
-
-// MARK: - Batched matrix plumbing
-
-/// A (…, rows, cols) tensor as a contiguous Double buffer, one matrix after another.
-struct MatrixBatch {
-    let data: Tensor
-    let batchShape: [Int]
-    let rows: Int
-    let cols: Int
-    let count: Int
-
-    init(_ a: Tensor) {
-        data = torch.noGrad { a.to(.float64).contiguous() }
-        batchShape = Array(a.shape.dropLast(2))
-        rows = a.shape[a.dim - 2]
-        cols = a.shape[a.dim - 1]
-        count = shapeNumel(batchShape)
-    }
-
-    func matrix(_ i: Int) -> UnsafePointer<Double> {
-        UnsafePointer(data.pointer(Double.self) + i * rows * cols)
-    }
-}
-
-/// A new contiguous float64 tensor and its element pointer.
-func doubleBuffer(_ shape: [Int]) -> (Tensor, UnsafeMutablePointer<Double>) {
-    let t = Tensor(uninitializedShape: shape, dtype: .float64)
-    return (t, t.pointer(Double.self))
 }
 
 /// 1-based index of the first exactly-zero pivot of the LU factorization (getrf's `info`), or nil.

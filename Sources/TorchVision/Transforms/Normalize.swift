@@ -38,7 +38,7 @@ extension transforms {
             var s = input.dtype == .float32 ? std32 : Tensor(std, shape: [std.count, 1, 1]).to(input.dtype)
             precondition(!s.toArray(as: Double.self).contains(0),
                          "std evaluated to zero after conversion to \(input.dtype), leading to division by zero.")
-            if input.isCuda { (m, s) = (m.to(input.device), s.to(input.device)) }
+            (m, s) = (m.to(input.device), s.to(input.device))  // no copy when already there
             return inplace ? input.sub_(m).div_(s) : (input - m) / s
         }
 

@@ -164,17 +164,6 @@ struct ClassTargets {
 
 // MARK: - Kernels
 
-/// exp in place over `n` contiguous elements (vectorized for float32).
-@inline(__always)
-private func lossExpInPlace<T: FloatElement>(_ p: UnsafeMutablePointer<T>, _ n: Int) {
-    if T.self == Float.self {
-        let q = UnsafeMutableRawPointer(p).assumingMemoryBound(to: Float.self)
-        ct_vexp_f32(q, q, Int64(n))
-    } else {
-        for i in 0..<n { p[i] = T.exp(p[i]) }
-    }
-}
-
 /// y = log(x) over `n` contiguous elements (vectorized for float32).
 @inline(__always)
 private func lossLog<T: FloatElement>(_ x: UnsafePointer<T>, _ y: UnsafeMutablePointer<T>, _ n: Int) {
@@ -245,7 +234,7 @@ private func crossEntropyForwardKernel<T: FloatElement>(_ targets: ClassTargets,
             }
         }
         // 2. exp(x − max) everywhere, then the sums along C and their logs.
-        lossExpInPlace(probs, g.n * block)
+        expInPlace(probs, g.n * block)
         parallelFor(g.n, grain: grainRows) { lo, hi in
             for n in lo..<hi {
                 let pb = probs + n * block, sb = sums + n * s

@@ -43,9 +43,9 @@ enum CPUSoftmax {
 /// Columns processed together in the inner-dim kernels (the per-column max/sum scratch size).
 private let softmaxColumnBlock = 256
 
-/// exp in place over `n` contiguous elements (vectorized for float32).
+/// exp in place over `n` contiguous elements (vectorized for float32); the cross-entropy kernels use it too.
 @inline(__always)
-private func expInPlace<T: FloatElement>(_ p: UnsafeMutablePointer<T>, _ n: Int) {
+func expInPlace<T: FloatElement>(_ p: UnsafeMutablePointer<T>, _ n: Int) {
     if T.self == Float.self {
         let q = UnsafeMutableRawPointer(p).assumingMemoryBound(to: Float.self)
         ct_vexp_f32(q, q, Int64(n))
