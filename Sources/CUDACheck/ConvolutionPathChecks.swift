@@ -2,11 +2,6 @@
 // deterministic) and through im2col + cuBLAS (`torch.backends.cudnn.enabled = false`) against the CPU, float16
 // and bfloat16 through cuDNN, LeNet-5 and the BatchNorm CNN training on both paths, and the conv2d speed case on
 // each path. main.swift calls `convolutionPathChecks` once, before its own checks.
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 #if canImport(Glibc)
 import Glibc
 #endif

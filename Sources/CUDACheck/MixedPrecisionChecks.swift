@@ -2,11 +2,6 @@
 // under float16/bfloat16 autocast against the CPU's autocast, GradScaler on a planted inf; and the CNN speed
 // cases (ResNet-18 steps and eval, float32 and bfloat16 autocast) whose PyTorch twins are in
 // scripts/bench_cuda_pytorch.py.
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -2,11 +2,6 @@
 // a few images) trained on the GPU to the CPU's losses, and the Fashion-MNIST CNN trained for 3 epochs on the GPU
 // with the whole dataset on the device (PASS at ≥ 0.90 test accuracy; its epoch time is a BENCH line, twin in
 // scripts/bench_cuda_pytorch.py --fashion-mnist).
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Dispatch
 #if canImport(Glibc)
 import Glibc

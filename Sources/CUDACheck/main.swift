@@ -6,11 +6,6 @@
 //
 // --cifar DIR trains tutorial 001's LeNet-5 on the CIFAR-10 files in DIR (e.g. Tests/Fixtures/cifar/py) on both
 // devices; --fashion-mnist DIR trains the Fashion-MNIST CNN for 3 epochs on the GPU (RealDataChecks.swift).
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Dispatch
 #if canImport(Glibc)
 import Glibc

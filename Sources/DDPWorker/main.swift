@@ -11,11 +11,6 @@
 //
 // Results are printed as `RESULT key=value ...` lines by rank 0; failed checks as `FAIL ...`
 // lines, with a non-zero exit status.
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,9 +1,4 @@
 import ArgumentParser
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Torch
 import TorchVision
 import TutorialModels

@@ -1,8 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Torch
 
 /// The settings a training run is defined by, stored in its checkpoints: resuming checks them.

@@ -1,11 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// Automatic mixed precision (PyTorch's `torch.amp` / `torch.autocast`): regions where matrix products and
 /// convolutions run in float16 or bfloat16 while precision-sensitive ops (softmax, losses, norms, reductions)

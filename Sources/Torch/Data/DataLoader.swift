@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 extension utils.data {
     /// Iterates a dataset in batches (PyTorch's `DataLoader`).
     ///

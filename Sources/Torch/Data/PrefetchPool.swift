@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Background threads that turn index batches into batches for `DataLoader(numWorkers: n)`.
 ///
 /// The iterating thread submits index batches in sampler order and takes results back in that

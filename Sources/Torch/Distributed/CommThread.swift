@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// One thread per process group that runs its asynchronous operations in submission order (MPI
 /// requires every rank to issue collectives on a communicator in the same order, so one FIFO
 /// thread per communicator keeps that order while the caller goes on computing).

@@ -1,9 +1,4 @@
 import CMPIShim
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 extension dist {
     /// The handle of an asynchronous collective or point-to-point operation (PyTorch's `Work`),

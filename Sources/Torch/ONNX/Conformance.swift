@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 extension onnx {
     /// ONNX's backend node conformance suite (`onnx/backend/test/data/node/` of the onnx wheel; fetched by
     /// scripts/fetch-onnx-conformance): each test folder holds `model.onnx` and `test_data_set_*/` with

@@ -1,14 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Activations and the softmax family, onto `F` where SwiftTorch has the function and as formulas of Tensor ops
 /// where ONNX's definition has parameters PyTorch's lacks (Selu's alpha and gamma, HardSigmoid's alpha and beta).
 extension ONNXOps {

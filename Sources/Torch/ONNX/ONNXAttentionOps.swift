@@ -1,14 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Attention (opset 23+): 3-D or 4-D Q/K/V, KV cache (past_key/past_value → present_*), grouped-query heads,
 /// boolean or additive masks (padded to the KV length), bottom-right causal masking, sliding windows, softcap,
 /// the four qk_matmul_output modes, and fully-masked rows giving 0, as ONNX's reference implementation; and

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Running one node (the op table, the typed kernels for emulated types, and control flow), and the control-flow
 /// ops If, Loop and Scan, whose subgraphs run with the values of the scope around them.
 enum ONNXControlFlow {

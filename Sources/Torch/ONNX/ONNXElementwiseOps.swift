@@ -1,14 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Elementwise math, comparisons and logic: ONNX's multidirectional broadcasting is Torch's, and an ONNX op's
 /// result has its inputs' type, so results Torch would promote (integer division, integer powers) are cast back.
 extension ONNXOps {

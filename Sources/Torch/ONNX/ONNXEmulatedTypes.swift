@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// ONNX element types that SwiftTorch tensors have no dtype for (int8, int16, uint16, uint32, uint64, the 4- and
 /// 2-bit integers, the float8 formats and float4): the importer carries such a value as a wider *storage* tensor
 /// (int64 for the integers, float32 for the small floats, holding exactly the values the narrow type can hold)

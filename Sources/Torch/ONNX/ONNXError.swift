@@ -1,14 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Why an ONNX file could not be loaded or run. Every case that concerns one part of the file names it by its
 /// field path in the ModelProto, e.g. `graph.node[3].attribute[0]` or `graph.initializer[2].raw_data`.
 public enum ONNXError: Error, CustomStringConvertible, Equatable {

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// An op over values that may be of an emulated element type: the inputs' ONNX types in, each output with its
 /// emulated type (nil for a native one) out.
 typealias ONNXTypedKernel = (ONNXNode, ONNXInputs, [Int32]) throws -> [(Tensor, Int32?)]

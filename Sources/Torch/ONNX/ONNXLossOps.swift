@@ -1,14 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Losses (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss with weights, ignore_index and the three
 /// reductions) and the normalizations that are formulas of reductions (RMSNormalization, LpNormalization,
 /// MeanVarianceNormalization).

@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Selection and small numeric ops without a single Torch counterpart: Compress, Unique, ReverseSequence, Det,
 /// the window functions, NonMaxSuppression, OptionalHasElement without an input, and Scatter (ScatterElements'
 /// old name).
@@ -104,7 +98,11 @@ extension ONNXOps {
             let strides = try node.ints("strides") ?? [Int](repeating: 1, count: sd)
             let pads = try node.ints("pads") ?? [Int](repeating: 0, count: 2 * sd)
             guard strides.count == sd, pads.count == 2 * sd else { throw node.fail("strides/pads do not fit the spatial rank") }
-            let shape = Array(x.shape[..<2]) + (0..<sd).map { (x.shape[2 + $0] - 1) * strides[$0] - pads[$0] - pads[$0 + sd] + k[$0] }
+            let spatial: [Int] = (0..<sd).map { d -> Int in
+                let stretched: Int = (x.shape[2 + d] - 1) * strides[d]
+                return stretched - pads[d] - pads[d + sd] + k[d]
+            }
+            let shape = Array(x.shape[..<2]) + spatial
             try checkShape(shape, node)
             let n = shape.reduce(1, *)
             var y = [Double](repeating: 0, count: n)

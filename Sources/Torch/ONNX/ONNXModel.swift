@@ -1,8 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import SwiftProtobuf
 
 /// ONNX models in SwiftTorch: `onnx.load` reads an `.onnx` file (validating it completely before anything runs)

@@ -1,14 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Neural-network ops: Conv/ConvTranspose (any auto_pad, asymmetric pads as an explicit pad), Gemm/MatMul,
 /// pools (incl. global), the normalizations in inference form, Dropout as identity, Resize/Upsample.
 extension ONNXOps {

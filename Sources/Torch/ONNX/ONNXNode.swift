@@ -1,14 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// One node of a loaded graph, as the op table sees it: its operator, attributes (with typed, checked accessors
 /// that name the attribute's field path in their errors) and the opset version it runs under.
 struct ONNXNode {

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Integer matrix ops over (u)int8 values, native or emulated: MatMulInteger and ConvInteger (exact int32
 /// results), QLinearMatMul (the integer product rescaled by a_scale·b_scale/y_scale and requantized).
 extension ONNXEmulated {

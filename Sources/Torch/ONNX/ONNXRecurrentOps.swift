@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// ONNX's RNN, GRU and LSTM (gate orders i-o-f-c for LSTM, z-r-h for GRU; forward, reverse or bidirectional;
 /// sequence_lens, initial states, peepholes, GRU's linear_before_reset; layout 0 or 1), computed in double
 /// precision step by step.

@@ -1,14 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Reductions: axes from the attribute (before opset 13/18) or the second input, keepdims, and
 /// noop_with_empty_axes; results keep the input's type (Torch's integer sums widen to int64 and are cast back).
 extension ONNXOps {

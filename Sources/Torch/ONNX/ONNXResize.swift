@@ -1,14 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Resize (and the older Upsample) for every mode (nearest, linear, cubic), coordinate transformation and
 /// nearest rounding mode ONNX defines, as one interpolation matrix per resized axis applied with a matmul: exact
 /// for nearest (one-hot rows), and the same weights ONNX's reference implementation uses otherwise.

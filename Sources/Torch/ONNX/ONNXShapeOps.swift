@@ -1,14 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Shape and data-movement ops (Reshape, Transpose, Concat, Split, Slice, Gather, Squeeze/Unsqueeze, Flatten,
 /// Expand, Shape, Constant, ConstantOfShape, Range, Tile, Pad, Where, Cast …) onto Torch views and copies. Shapes
 /// read from tensors are checked before anything is allocated.

@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Signal and image ops computed in double precision on the CPU: DFT (forward, inverse, one-sided, the inverse of a
 /// one-sided spectrum), LRN and Col2Im.
 extension ONNXOps {

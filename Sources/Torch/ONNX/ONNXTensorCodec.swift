@@ -1,14 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// TensorProto ⇄ Tensor, with the checks a hostile file needs: dims that are negative, overflow or exceed
 /// `onnx.maxTensorElements`, data shorter or longer than the dims say, external data outside the model's folder.
 /// Shared by the importer, the conformance runner (its .pb files are TensorProtos) and the exporter.

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// `torch.linalg` on top of `LinalgKernels` (one Double matrix per call). This file holds the shared
 /// plumbing (messages, differentiable helpers; the Double matrix buffers are in
 /// Backend/CPU/CPULinalgBuffers.swift), det, slogdet, inv, solve, cross, and the

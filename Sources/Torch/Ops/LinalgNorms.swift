@@ -2,12 +2,6 @@
 // norm, matrix_rank and pinv. The batching, dtype and error conventions are those described in
 // Linalg.swift.
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 // MARK: - Norms
 
 extension torch.linalg {

@@ -4,19 +4,6 @@
 // does leave its temporary file; the next atomic write into the same folder removes such leftovers
 // (of any destination) once their writing process is gone.
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Crash-safe file writing: the new contents appear under the destination path all at once, or not
 /// at all.
 public enum AtomicFile {

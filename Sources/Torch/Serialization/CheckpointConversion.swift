@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 extension torch {
     /// What ``convertCheckpoint(_:_:key:metadata:)`` did.
     public struct CheckpointConversion: Sendable {

@@ -9,13 +9,6 @@
 // - Buffers of 4 GiB or more are fed to zlib (whose counts are 32-bit) in pieces.
 
 import CZlib
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Raw DEFLATE decompression (RFC 1951: stored, fixed-Huffman and dynamic-Huffman blocks),
 /// as used inside zip entries with compression method 8.

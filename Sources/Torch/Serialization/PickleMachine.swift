@@ -2,12 +2,6 @@
 // node graph, checking every operand length against the remaining input and every global against
 // the allow-list, so no byte sequence can crash the process (docs/formats.md §1.3–1.5).
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// The pickle VM. Objects live in a flat node array (no recursive teardown, cheap sharing); the
 /// stack and memo hold node indices, so mutations (APPEND, SETITEM, BUILD) are seen through every
 /// reference, as in Python.

@@ -2,12 +2,6 @@
 // (`Unpickler`, Unpickler.swift) and the protocol-2 writer (`Pickler`, Pickler.swift), plus the
 // two's-complement byte strings pickle's LONG opcodes use for big integers (docs/formats.md §1.3–1.5).
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 // MARK: - Value tree
 
 /// A value decoded from (or to be encoded into) a Python pickle stream.

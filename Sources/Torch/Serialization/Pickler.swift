@@ -2,12 +2,6 @@
 // unpickler implements, in the encodings Python's pickler chooses, so `torch.load` reads what
 // `torch.save` here writes (docs/formats.md §1.3).
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Writes ``PickleValue`` trees as protocol-2 pickle streams, using only the opcodes PyTorch's
 /// weights-only unpickler implements and the encodings Python's pickler chooses (docs/formats.md §1.3):
 ///

@@ -3,12 +3,6 @@
 // `SafetensorsHeader`); reading validates the header as the reference reader does and returns
 // tensors that point into a private copy-on-write memory mapping of the file.
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// The `safetensors` Python package's API: `safetensors.torch.save_file` / `load_file` and
 /// `safetensors.safe_open`.
 ///

@@ -4,12 +4,6 @@
 // (`prepare`): tensors ordered by descending dtype then name, compact JSON with `__metadata__`
 // first, padded with spaces to a multiple of 8 bytes.
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// A parsed, validated safetensors header, or one being built for writing.
 ///
 /// Dtypes are the format's names: `"BOOL"`, `"U8"`, `"I8"`, `"I16"`, `"U16"`, `"F16"`, `"BF16"`,

@@ -170,14 +170,6 @@ func serHex8(_ v: UInt8) -> String {
     return s.count < 2 ? "0" + s : s
 }
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Builds an `.io` error from the current `errno`.
 func serIOError(path: String, operation: String, code: Int32 = errno) -> SerializationError {
     let message: String

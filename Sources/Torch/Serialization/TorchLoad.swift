@@ -4,12 +4,6 @@
 // STORED records are not copied: tensors point into a private copy-on-write memory mapping of the
 // file (docs/formats.md §1).
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 extension torch {
     /// Loads an object saved with `torch.save` (by PyTorch or by SwiftTorch): a tensor, a state dict,
     /// an optimizer state dict, or a checkpoint dictionary of such values.

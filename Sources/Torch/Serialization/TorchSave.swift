@@ -5,12 +5,6 @@
 // storage (written once however many tensors share it); the small metadata records; all through an
 // atomic temporary-file-and-rename write.
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 extension torch {
     /// Saves `value` to `path` in PyTorch's checkpoint format, readable by
     /// `torch.load(path, weights_only=True)` in PyTorch and by ``load(_:mapLocation:)``.

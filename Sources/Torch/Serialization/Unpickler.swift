@@ -2,12 +2,6 @@
 // globals, and bounds memory and time on hostile input. It runs the VM in PickleMachine.swift and
 // turns the VM's node graph into a `PickleValue` tree (docs/formats.md §1.3–1.5).
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// A restricted pickle virtual machine for untrusted input, modelled on PyTorch's
 /// `torch._weights_only_unpickler`.
 ///

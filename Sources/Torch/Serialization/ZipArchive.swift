@@ -2,19 +2,6 @@
 // the writer (ZipWriter.swift) share: the record signatures and the owners of archive and entry
 // bytes.
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// The signatures of the zip records (APPNOTE.TXT §4.3).
 let sigLocal: UInt32 = 0x0403_4B50
 let sigCentral: UInt32 = 0x0201_4B50

@@ -1,12 +1,6 @@
 // The zip reader: validating (every size and offset checked against the archive), memory-mapped,
 // zero-copy for STORED entries, DEFLATE through zlib (`Inflate`), zip64. docs/formats.md §1.2.
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 // MARK: - Little-endian helpers
 
 @inline(__always)

@@ -2,19 +2,6 @@
 // entries, 64-byte-aligned data via an "FB" padding extra field, data descriptors, real CRC-32,
 // and the zip64 end records always present.
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 // MARK: - Little-endian output
 
 /// Appends little-endian integers to a byte array.

@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// One raw allocation shared by a tensor and its views, on the CPU (64-byte aligned) or on a CUDA device.
 ///
 /// `version` is bumped by every in-place change; autograd compares it with the version

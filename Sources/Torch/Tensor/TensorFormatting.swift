@@ -3,11 +3,6 @@
 // The Tensor's `description` calls `TensorFormatter.repr(...)` with a closure that reads
 // elements in row-major logical order, so this file does not depend on the Tensor type.
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 // No Foundation here (docs/architecture.md §2, "No Foundation proper"): `String(format:)` comes from
 // swift-corelibs-foundation, and one call to it links Foundation's ICU data (about 44 MB) into a static binary.
 

@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 // No Foundation here (docs/architecture.md §2, "No Foundation proper"): `Process` and `Pipe` come from
 // swift-corelibs-foundation, and using them links Foundation's ICU data (about 44 MB) into a static binary.
 

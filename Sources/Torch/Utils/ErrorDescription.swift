@@ -1,16 +1,6 @@
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-#endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
 // No Foundation here (docs/architecture.md §2, "No Foundation proper"): `Error.localizedDescription` comes from

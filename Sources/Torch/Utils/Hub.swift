@@ -1,12 +1,6 @@
 // torch.hub's cache: where downloaded checkpoints live, and loading one by its URL. TorchVision
 // extends `torch.hub` with `load`, `list` and `help` for its models.
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 extension torch {
     /// PyTorch's `torch.hub`: the checkpoint cache under ``getDir()`` and, with TorchVision
     /// imported, `torch.hub.load("pytorch/vision", "resnet18", pretrained: true)`, `list` and `help`.

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// torchviz's `make_dot`: the autograd graph behind `output` as Graphviz DOT.
 ///
 /// Nodes are laid out as torchviz draws them: the output tensor (green, its shape), one box per

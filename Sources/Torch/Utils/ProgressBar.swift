@@ -1,16 +1,5 @@
 // A tqdm-like progress bar for loops over data loaders and ranges.
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// A progress bar around a sequence, like Python's `tqdm`: iterating it iterates the wrapped
 /// sequence and shows the count, the rate, the elapsed time, the ETA and postfix metrics.
 ///

@@ -1,11 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// torchsummary's model table (`from torchsummary import summary`), as `summary(model, (2,))` prints it.
 ///

@@ -1,8 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Torch
 
 /// torchvision's `models`: the classic image-classification networks, with torchvision's module

@@ -129,7 +129,7 @@ extension SampleWindow {
         let out = torch.empty(shape, dtype: x.dtype, device: x.device)
         for (b, win) in windows.enumerated() {
             var v = source.select(0, b).narrow(hd - 1, top + win.top, height).narrow(wd - 1, left + win.left, width)
-            let flips = (win.flipV ? [hd - 1] : []) + (win.flipH ? [wd - 1] : [])
+            let flips: [Int] = (win.flipV ? [hd - 1] : []) + (win.flipH ? [wd - 1] : [])
             if !flips.isEmpty { v = v.flip(flips) }
             _ = out.select(0, b).copy_(v)
         }

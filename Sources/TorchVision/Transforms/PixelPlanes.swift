@@ -1,8 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Torch
 
 /// A CPU image tensor (…, C, H, W) as `count` row-major H×W planes of Doubles, the working form of the CPU

@@ -3,11 +3,6 @@
 // `tred2`/`tql2`). Part of `LinalgKernels` (LinalgKernels.swift), whose conventions apply:
 // one row-major `Double` matrix per call, NaN outputs for non-finite input, power-of-two scaling.
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Small read-only tables that kernels look up (pooling windows, resampling taps and weights, plane offsets),
 /// uploaded once per device and content and then kept. A repeated shape uploads nothing after its first call,
 /// and a CUDA graph capture (which cannot copy from the host: the graph would read the host buffer again at

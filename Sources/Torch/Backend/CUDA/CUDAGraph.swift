@@ -1,9 +1,4 @@
 import CCUDAShim
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// Why a CUDA graph could not be captured: thrown by `torch.cuda.CUDAGraph.captureBegin/captureEnd` and
 /// `torch.cuda.graph`. (A failing driver call throws `CUDAError.call` instead.)

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// The CUDA graph captures underway, as the rest of the backend sees them: which devices capture, and what
 /// could not be captured.
 ///

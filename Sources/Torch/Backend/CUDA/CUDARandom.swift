@@ -1,9 +1,4 @@
 import CCUDAShim
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// Each GPU's random generator: a seed and a Philox counter offset (PyTorch's CUDA generator state), and
 /// the launches of the random kernel family (`RandomKernelSource`).

@@ -2,11 +2,6 @@ import CCUDAShim
 #if canImport(Glibc)
 import Glibc
 #endif
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// Compiles kernel modules: NVRTC to a CUBIN for the device's own architecture (docs/architecture.md §7), or, under the
 /// emulator, the host C++ compiler to a shared object. Results are cached on disk under

@@ -1,12 +1,6 @@
 // The last step of `torch.onnx.export`: the recorded nodes and initializers become a GraphProto with named
 // inputs and outputs (symbolic dims from `dynamicAxes`), inside a ModelProto of IR version 8.
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 enum ExportGraphBuilder {
     static func model(_ s: ExportSession, inputs: [(String, Tensor)], outputs: [(String, Tensor)],
                       dynamicAxes: [String: [Int: String]]) throws -> Onnx_ModelProto {

@@ -3,12 +3,6 @@
 // forward's tensor ops (ExportOpMappings.swift). The export runs the model in eval mode, so BatchNorm uses its
 // running statistics and Dropout disappears.
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 enum ExportModuleMappings {
     /// Whether `m` is mapped as one piece.
     static func isMapped(_ m: nn.Module) -> Bool {

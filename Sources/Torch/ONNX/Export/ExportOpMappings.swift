@@ -2,12 +2,6 @@
 // softmax, matmul, cat, ...). Layers with a direct ONNX form are mapped whole in ExportModuleMappings.swift.
 // An op or an argument with no ONNX form stops the export with `ONNXExportError.unsupportedOperator`.
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 enum ExportOpMappings {
     static func emit(_ op: TracedOp, _ inputs: [Tensor], _ ins: [String], _ out: Tensor, _ s: ExportSession) {
         let x = inputs[0]

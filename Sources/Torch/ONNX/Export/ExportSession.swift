@@ -2,12 +2,6 @@
 // initializers, and the module path used in error messages. The mappings from SwiftTorch to ONNX nodes are
 // in ExportModuleMappings.swift (layers) and ExportOpMappings.swift (tensor ops).
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 final class ExportSession {
     let opset: Int
     let exportParams: Bool

@@ -1,19 +1,6 @@
 // `torch.onnx.export`: records a model's forward pass on example inputs and writes one ONNX ModelProto
 // (docs/onnx.md, "Export").
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Why `torch.onnx.export` stopped without writing a file.
 public enum ONNXExportError: Error, CustomStringConvertible, Equatable {
     /// An op (or a layer setting) with no ONNX form, with the path of the module that called it

@@ -9,19 +9,6 @@
 // thread that started the export: other threads, and the work an op does inside its own hook (tracing is
 // suspended while `body` runs), see `op` return nil and run as usual.
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// An op as the export records it: the SwiftTorch op and the arguments that decide its ONNX form.
 enum TracedOp {
     case binary(BinaryOp)

@@ -17,11 +17,6 @@
 ///
 /// Regenerate Sources/Torch/ONNX/Generated/onnx.pb.swift with scripts/generate-protos after an edit.
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import SwiftProtobuf
 
 // If the compiler emits an error on this type, it is because this file

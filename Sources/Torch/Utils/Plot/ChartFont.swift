@@ -3,11 +3,6 @@
 // (PixelFont.swift) when there is no font file or FreeType cannot load it.
 
 import CFreeType
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// A line of text as 8-bit coverage, with where its pen starts and its baseline lies.
 struct TextMask {

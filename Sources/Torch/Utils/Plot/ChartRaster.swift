@@ -1,12 +1,6 @@
 // A small rasteriser for charts: lines, rectangles and text (anti-aliased with the system's sans
 // font through FreeType, ChartFont.swift; a 3×5 pixel font without one), enough for PNG charts.
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 typealias RGB = (UInt8, UInt8, UInt8)
 
 /// An RGB pixel buffer with the few drawing operations charts need.

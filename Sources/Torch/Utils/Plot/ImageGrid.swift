@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 extension utils.plot {
     /// Sample images in a grid with optional captions (predicted/true labels), as SVG or as a
     /// uint8 image tensor — matplotlib's `subplots` + `imshow` for a batch.

@@ -1,11 +1,6 @@
 // Line charts without Python: the chart model, its axes, and SVG output. Raster output (for PNG
 // files and TensorBoard) is in ChartRaster.swift.
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 #if canImport(Glibc)
 import Glibc
 #endif

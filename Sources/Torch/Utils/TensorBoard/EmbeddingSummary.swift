@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 extension utils.tensorboard.SummaryWriter {
     /// Writes an embedding for TensorBoard's Projector tab (`add_embedding`), in PyTorch's layout:
     /// `<logDir>/<step, 5 digits>/<tag>/tensors.tsv` (one row of `mat` a line), `metadata.tsv`

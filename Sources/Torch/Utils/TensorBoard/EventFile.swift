@@ -1,11 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 // TensorBoard's event files: TFRecord framing (u64 length, masked CRC-32C of the length, data,
 // masked CRC-32C of the data) around serialized `Event` protos. docs/formats.md §3.1.

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 extension utils.tensorboard.SummaryWriter {
     /// Logs the model's graph for TensorBoard's Graphs tab (`add_graph(model, input_to_model)`).
     ///

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 extension utils.tensorboard {
     /// A hyperparameter value for ``SummaryWriter/addHparams(_:_:hparamDomainDiscrete:runName:globalStep:)``:
     /// a number (Bools count as 1/0, as in PyTorch) or a string.

@@ -1,11 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 extension utils {
     /// PyTorch's `torch.utils.tensorboard`.
