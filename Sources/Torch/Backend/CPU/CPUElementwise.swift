@@ -187,6 +187,8 @@ enum CPUElementwise {
     }
 
     static func compare(_ op: CompareOp, _ x: Tensor, _ y: Tensor, into out: Tensor) {
+        // a > b is b < a and a >= b is b <= a (NaN included: all four are false), so only four ops get loops.
+        if op == .gt || op == .ge { return compare(op == .gt ? .lt : .le, y, x, into: out) }
         let plan = StridedPlan(shape: out.shape, out.strides, x.broadcastStrides(to: out.shape), y.broadcastStrides(to: out.shape))
         func run<T: Comparable>(_: T.Type) {
             let o = out.pointer(Bool.self), p = UnsafePointer(x.pointer(T.self)), q = UnsafePointer(y.pointer(T.self))
@@ -195,8 +197,7 @@ enum CPUElementwise {
             case .ne: binaryLoop(plan, o, p, q) { $0 != $1 }
             case .lt: binaryLoop(plan, o, p, q) { $0 < $1 }
             case .le: binaryLoop(plan, o, p, q) { $0 <= $1 }
-            case .gt: binaryLoop(plan, o, p, q) { $0 > $1 }
-            case .ge: binaryLoop(plan, o, p, q) { $0 >= $1 }
+            case .gt, .ge: preconditionFailure("compare: \(op) runs as its swapped twin")
             }
         }
         switch x.dtype {
