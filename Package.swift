@@ -65,8 +65,6 @@ let package = Package(
         .executableTarget(
             name: "SwiftTorchCLI",
             dependencies: ["Torch", "TorchVision", "TutorialModels", .product(name: "ArgumentParser", package: "swift-argument-parser")],
-            // The digits files are embedded in DigitsData.swift (a resource bundle needs Foundation's Bundle).
-            exclude: ["Resources"],
             swiftSettings: swift5
         ),
         // Every CUDA op family against the CPU, the training checks and issues 25/26's speed cases, on a GPU machine.

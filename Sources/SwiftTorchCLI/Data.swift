@@ -96,17 +96,20 @@ struct DataSplit {
 private let mnistSignature = [5, 0, 4, 1, 9, 2, 1, 3, 1, 4]
 private let fashionSignature = [9, 0, 0, 3, 0, 2, 7, 2, 5, 5]
 
+/// The bytes of a file embedded in DigitsData.swift (gzipped, base64 in lines).
+private func embeddedFile(_ base64: String, _ name: String) throws -> [UInt8] {
+    guard let packed = Data(base64Encoded: base64.filter { $0 != "\n" }) else { throw CLIError.missingResource(name) }
+    return try Gzip.decompress([UInt8](packed), maxOutputSize: 1 << 20)
+}
+
 /// Loads `options.dataset`. `trainSplit: false` skips the training split (evaluate).
 func loadData(_ options: DataOptions, trainSplit: Bool = true) throws -> DataSplit {
     switch options.dataset {
     case .digits:
-        guard let imageBytes = Data(base64Encoded: digitsImagesIDXBase64.filter { $0 != "\n" }),
-              let labelBytes = Data(base64Encoded: digitsLabelsIDXBase64.filter { $0 != "\n" }) else {
-            throw CLIError.missingResource("digits-*-idx*-ubyte")
-        }
-        let images = try datasets.IDX.decode([UInt8](imageBytes), source: "digits-images-idx3-ubyte").float()
-            .reshape(-1, 1, 8, 8) / 16.0
-        let labels = try datasets.IDX.decode([UInt8](labelBytes), source: "digits-labels-idx1-ubyte").long()
+        let images = try datasets.IDX.decode(embeddedFile(digitsImagesIDXGzipBase64, "digits-images-idx3-ubyte"),
+                                             source: "digits-images-idx3-ubyte").float().reshape(-1, 1, 8, 8) / 16.0
+        let labels = try datasets.IDX.decode(embeddedFile(digitsLabelsIDXGzipBase64, "digits-labels-idx1-ubyte"),
+                                             source: "digits-labels-idx1-ubyte").long()
         // A fixed 80/20 split: the first 1437 samples train, the last 360 test; standardised with
         // the training split's mean and standard deviation.
         let n = images.size(0), nTrain = n * 4 / 5
