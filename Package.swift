@@ -74,10 +74,12 @@ let package = Package(
         .executableTarget(name: "ddp-mnist", dependencies: ["Torch", "TorchVision", "TutorialModels", argumentParser],
                           path: "Examples/DDPMNIST", swiftSettings: swift5),
         .executableTarget(name: "Benchmarks", dependencies: ["Torch", "TorchVision", "TutorialModels"], path: "Benchmarks", swiftSettings: swift5),
+        // The `--device` option and sample photos the examples share.
+        .target(name: "ExampleSupport", dependencies: ["Torch", argumentParser], path: "Examples/ExampleSupport", swiftSettings: swift5),
         .testTarget(name: "TorchTests", dependencies: ["Torch", "TutorialModels", "DDPWorker"], swiftSettings: swift5),
         .testTarget(name: "TorchVisionTests", dependencies: ["TorchVision", "Torch", "TutorialModels"], swiftSettings: swift5),
     ] + examples.map {
-        .executableTarget(name: $0.name, dependencies: ($0.vision ? ["Torch", "TorchVision"] : ["Torch"]) + [argumentParser],
+        .executableTarget(name: $0.name, dependencies: ($0.vision ? ["Torch", "TorchVision"] : ["Torch"]) + ["ExampleSupport", argumentParser],
                           path: "Examples/\($0.folder)", swiftSettings: swift5)
     }
 )

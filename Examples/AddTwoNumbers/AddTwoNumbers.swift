@@ -3,6 +3,7 @@
 // [[10, 11]], intermediate layer values, and the same model as nn.Sequential.
 //   swift run -c release add-two-numbers [--device auto|cpu|cuda|cuda:N] [--save PATH]
 import ArgumentParser
+import ExampleSupport
 import Foundation
 import Torch
 
@@ -11,9 +12,7 @@ struct AddTwoNumbers: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "add-two-numbers", abstract: "Tutorial 002: a network that learns to add two numbers.")
 
-    @Option(help: "Where to run: auto (the default: CUDA where a GPU is usable, else the CPU), cpu, cuda or cuda:N.",
-            transform: Device.init(choosing:))
-    var device: Device?
+    @OptionGroup var placement: DeviceOption
 
     @Option(help: ArgumentHelp("Where the trained nn.Sequential's state dict is saved (torch.save) and loaded back from.",
                                valueName: "path"))
@@ -22,7 +21,7 @@ struct AddTwoNumbers: ParsableCommand {
     func run() throws {
         let x = [[1, 2], [3, 4], [5, 6], [7, 8]]
         let y = [[3], [7], [11], [15]]
-        let device = try self.device ?? Device(choosing: "auto")
+        let device = try placement.device()
         print("device:", device)
         let X = torch.tensor(x).float().to(device)
         let Y = torch.tensor(y).float().to(device)

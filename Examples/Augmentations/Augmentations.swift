@@ -5,6 +5,7 @@
 //     swift run -c release augmentations [--image image.png|jpg] [--output output.png]
 // Without --image it uses scikit-image's astronaut.png from the PyTorch virtualenv (pip install scikit-image).
 import ArgumentParser
+import ExampleSupport
 import Foundation
 import Torch
 import TorchVision
@@ -22,7 +23,7 @@ struct Augmentations: ParsableCommand {
     var output = "augmentations.png"
 
     func run() throws {
-        guard let path = image ?? defaultPhoto() else {
+        guard let path = image ?? scikitImagePhoto("astronaut.png") else {
             print("usage: augmentations --image IMAGE [--output OUTPUT.png]")
             print("No image given, and scikit-image's astronaut.png was not found in /root/torchenv or ~/torchenv")
             print("(pip install scikit-image into that virtualenv to get it, or pass any PNG or JPEG).")
@@ -82,17 +83,4 @@ struct Augmentations: ParsableCommand {
             throw ExitCode.failure
         }
     }
-}
-
-/// scikit-image's astronaut.png in the PyTorch virtualenv, when installed.
-func defaultPhoto() -> String? {
-    let fm = FileManager.default
-    for venv in ["/root/torchenv", NSHomeDirectory() + "/torchenv"] {
-        guard let libs = try? fm.contentsOfDirectory(atPath: venv + "/lib") else { continue }
-        for lib in libs where lib.hasPrefix("python") {
-            let path = "\(venv)/lib/\(lib)/site-packages/skimage/data/astronaut.png"
-            if fm.fileExists(atPath: path) { return path }
-        }
-    }
-    return nil
 }

@@ -3,6 +3,7 @@
 // and the network's output before and after the step.
 //   swift run -c release conv-net [--device auto|cpu|cuda|cuda:N]
 import ArgumentParser
+import ExampleSupport
 import Foundation
 import Torch
 
@@ -11,12 +12,10 @@ struct ConvNet: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "conv-net", abstract: "Tutorial 004: a small convolutional network, its loss and one SGD step.")
 
-    @Option(help: "Where to run: auto (the default: CUDA where a GPU is usable, else the CPU), cpu, cuda or cuda:N.",
-            transform: Device.init(choosing:))
-    var device: Device?
+    @OptionGroup var placement: DeviceOption
 
     func run() throws {
-        let device = try self.device ?? Device(choosing: "auto")
+        let device = try placement.device()
 
         final class Net: nn.Module {
             let conv1 = nn.Conv2d(1, 6, 3)      // input channels 1, output channels 6, 3×3 kernel

@@ -5,6 +5,7 @@
 //     swift run -c release edge-detection [--image image.png|jpg] [--output-dir DIR] [--device cpu|cuda|cuda:N]
 // Without --image it uses scikit-image's chelsea.png from the PyTorch virtualenv (pip install scikit-image).
 import ArgumentParser
+import ExampleSupport
 import Foundation
 import Torch
 import TorchVision
@@ -26,7 +27,7 @@ struct EdgeDetection: ParsableCommand {
     var device: Device?
 
     func run() throws {
-        guard let path = self.image ?? defaultPhoto() else {
+        guard let path = self.image ?? scikitImagePhoto("chelsea.png") else {
             print("usage: edge-detection --image IMAGE [--output-dir FOLDER] (no default photo: pip install scikit-image to get one)")
             throw ExitCode.failure
         }
@@ -65,17 +66,4 @@ struct EdgeDetection: ParsableCommand {
             throw ExitCode.failure
         }
     }
-}
-
-/// scikit-image's chelsea.png in the PyTorch virtualenv, when installed.
-func defaultPhoto() -> String? {
-    let fm = FileManager.default
-    for venv in ["/root/torchenv", NSHomeDirectory() + "/torchenv"] {
-        guard let libs = try? fm.contentsOfDirectory(atPath: venv + "/lib") else { continue }
-        for lib in libs where lib.hasPrefix("python") {
-            let path = "\(venv)/lib/\(lib)/site-packages/skimage/data/chelsea.png"
-            if fm.fileExists(atPath: path) { return path }
-        }
-    }
-    return nil
 }

@@ -4,6 +4,7 @@
 // Data: `apt-get install dataset-fashion-mnist` (/usr/share/datasets/fashion-mnist), or pass --data-dir.
 //   swift run -c release fashion-mnist-mlp [--data-dir DIR] [--epochs N] [--decay-start E] [--device auto|cpu|cuda|cuda:N]
 import ArgumentParser
+import ExampleSupport
 import Foundation
 import Torch
 import TorchVision
@@ -22,16 +23,14 @@ struct FashionMNISTMLP: ParsableCommand {
     @Option(help: "The first epoch whose learning rate is divided by 10, then every 5th (the tutorial: 0, 5, 10, 15).")
     var decayStart = 0
 
-    @Option(help: "Where to run: auto (the default: CUDA where a GPU is usable, else the CPU), cpu, cuda or cuda:N.",
-            transform: Device.init(choosing:))
-    var device: Device?
+    @OptionGroup var placement: DeviceOption
 
     func validate() throws {
         guard epochs > 0 else { throw ValidationError("--epochs must be a positive integer (got \(epochs))") }
     }
 
     func run() throws {
-        let device = try self.device ?? Device(choosing: "auto")
+        let device = try placement.device()
         let root = dataDir
         let numEpochs = epochs
         let trainBatchSize = 64, testBatchSize = 128, lr = 0.01, momentum = 0.5

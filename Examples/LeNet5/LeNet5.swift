@@ -6,6 +6,7 @@
 //
 //     swift run -c release lenet5 [--data-dir DIR] [--epochs N] [--device auto|cpu|cuda|cuda:N]
 import ArgumentParser
+import ExampleSupport
 import Foundation
 import Torch
 import TorchVision
@@ -21,9 +22,7 @@ struct LeNet5Example: ParsableCommand {
     @Option(help: "Number of epochs.")
     var epochs = 10
 
-    @Option(help: "Where to run: auto (the default: CUDA where a GPU is usable, else the CPU), cpu, cuda or cuda:N.",
-            transform: Device.init(choosing:))
-    var device: Device?
+    @OptionGroup var placement: DeviceOption
 
     func validate() throws {
         guard epochs > 0 else { throw ValidationError("--epochs must be a positive integer (got \(epochs))") }
@@ -55,7 +54,7 @@ struct LeNet5Example: ParsableCommand {
             }
         }
 
-        let device = try self.device ?? Device(choosing: "auto")
+        let device = try placement.device()
         let root = dataDir
         let numEpochs = epochs
 

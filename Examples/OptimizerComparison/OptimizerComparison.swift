@@ -2,6 +2,7 @@
 // prints each optimizer's loss history (the plot comes with the tools issue).
 //   swift run -c release optimizer-comparison [--device auto|cpu|cuda|cuda:N]
 import ArgumentParser
+import ExampleSupport
 import Foundation
 import Torch
 
@@ -10,12 +11,10 @@ struct OptimizerComparison: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "optimizer-comparison", abstract: "Tutorial 000: SGD, Momentum, RMSprop and Adam fitting y = x² + noise.")
 
-    @Option(help: "Where to run: auto (the default: CUDA where a GPU is usable, else the CPU), cpu, cuda or cuda:N.",
-            transform: Device.init(choosing:))
-    var device: Device?
+    @OptionGroup var placement: DeviceOption
 
     func run() throws {
-        let device = try self.device ?? Device(choosing: "auto")
+        let device = try placement.device()
 
         torch.manualSeed(1)
         let lr = 0.01, batchSize = 32, epochs = 12

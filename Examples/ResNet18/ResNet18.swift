@@ -8,6 +8,7 @@
 //     swift run -c release resnet18 [--data-dir CIFAR-10-OR-FASHION-MNIST-DIR] [--epochs N] [--max-batches N]
 //                                   [--device auto|cpu|cuda|cuda:N]
 import ArgumentParser
+import ExampleSupport
 import Foundation
 import Torch
 import TorchVision
@@ -27,9 +28,7 @@ struct ResNet18: ParsableCommand {
     @Option(help: "At most this many training batches per epoch (default: all of them).")
     var maxBatches: Int?
 
-    @Option(help: "Where to run: auto (the default: CUDA where a GPU is usable, else the CPU), cpu, cuda or cuda:N.",
-            transform: Device.init(choosing:))
-    var device: Device?
+    @OptionGroup var placement: DeviceOption
 
     func validate() throws {
         guard epochs > 0 else { throw ValidationError("--epochs must be a positive integer (got \(epochs))") }
@@ -37,7 +36,7 @@ struct ResNet18: ParsableCommand {
     }
 
     func run() throws {
-        let device = try self.device ?? Device(choosing: "auto")
+        let device = try placement.device()
         let folder = dataDir
         let numEpochs = epochs
         let maxBatches = self.maxBatches ?? Int.max

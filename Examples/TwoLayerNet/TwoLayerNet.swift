@@ -2,6 +2,7 @@
 // as a custom Module. N=64, D_in=1000, H=100, D_out=10, 500 steps each; prints the loss every 100.
 //   swift run -c release two-layer-net [--device auto|cpu|cuda|cuda:N]
 import ArgumentParser
+import ExampleSupport
 import Foundation
 import Torch
 
@@ -10,12 +11,10 @@ struct TwoLayerNetExample: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "two-layer-net", abstract: "Tutorial 003: a two-layer network five ways (by hand, autograd, nn, optim, a Module).")
 
-    @Option(help: "Where to run: auto (the default: CUDA where a GPU is usable, else the CPU), cpu, cuda or cuda:N.",
-            transform: Device.init(choosing:))
-    var device: Device?
+    @OptionGroup var placement: DeviceOption
 
     func run() throws {
-        let device = try self.device ?? Device(choosing: "auto")
+        let device = try placement.device()
         let (N, dIn, H, dOut) = (64, 1000, 100, 10)
         torch.manualSeed(0)
         let x = torch.randn(N, dIn).to(device)
