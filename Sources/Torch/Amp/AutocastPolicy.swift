@@ -81,7 +81,7 @@ extension Autocast {
     static func cast(_ op: AutocastOp, _ inputs: [Tensor?]) -> [Tensor?]? {
         guard let s = state else { return nil }
         // The device whose list applies: CUDA when any input is there (a CPU scalar operand does not decide).
-        let kind: AutocastDevice = inputs.contains { $0?.isCuda == true } ? .cuda : .cpu
+        let kind: AutocastDevice = inputs.contains { $0.map { $0.device != .cpu } == true } ? .cuda : .cpu
         guard s.enabled(kind), let policy = op.policy(on: kind) else { return nil }
         func eligible(_ t: Tensor) -> Bool {
             t.dtype.isFloatingPoint && t.dtype != .float64 && AutocastDevice(t.device) == kind

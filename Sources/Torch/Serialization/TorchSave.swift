@@ -142,7 +142,7 @@ struct TorchCheckpointWriter {
         try zip.addEntry(name: p + "byteorder", bytes: Array("little".utf8))
         for r in records {
             let n = r.numel * r.dtype.itemSize
-            if !r.storage.isHost {
+            if r.storage.device != .cpu {
                 // A GPU storage is written from one host copy of its bytes (PyTorch records its location, "cuda:0").
                 let host = StorageTransfer.moved(r.storage, to: .cpu)
                 try withExtendedLifetime(host) {

@@ -51,7 +51,7 @@ struct SampleWindow: Equatable {
         var shape = x.shape
         shape[x.dim - 2] = height
         shape[x.dim - 1] = width
-        if x.isCuda { return copyOnDevice(x, windows, height: height, width: width, padding: padding) }
+        if x.device != .cpu { return copyOnDevice(x, windows, height: height, width: width, padding: padding) }
         let out = torch.empty(shape, dtype: x.dtype)
         if out.numel == 0 { return out }
         let pad = padding ?? Padding(top: 0, left: 0, fill: 0)

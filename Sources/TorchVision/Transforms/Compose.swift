@@ -86,7 +86,7 @@ private struct ByteTable {
     /// `input` (uint8 H×W, or B×H×W when `batched`) through the table: float 1×H×W or B×1×H×W.
     /// Nil when the input is not a contiguous grey uint8 image or the default dtype changed.
     func apply(_ input: Tensor, batched: Bool) -> Tensor? {
-        guard input.dtype == .uint8, input.dim == (batched ? 3 : 2), input.isContiguous, !input.isCuda,
+        guard input.dtype == .uint8, input.dim == (batched ? 3 : 2), input.isContiguous, input.device == .cpu,
               torch.defaultDType == dtype else { return nil }
         var shape = input.shape
         shape.insert(1, at: batched ? 1 : 0)
