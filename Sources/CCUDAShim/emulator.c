@@ -29,7 +29,7 @@ int stcu_emu_alloc(CUdeviceptr *p, size_t bytes) {
     // Over-allocate a little so vectorised tails that read a whole aligned vector stay inside the block.
     if (posix_memalign(&q, 256, bytes + 64) != 0) return 2; // CUDA_ERROR_OUT_OF_MEMORY
     memset(q, 0xA5, bytes + 64);   // like fresh device memory: not zero, so missing writes show
-    emu_live_bytes += bytes;
+    __atomic_fetch_add(&emu_live_bytes, bytes, __ATOMIC_RELAXED); // devices may run on several host threads
     *p = (CUdeviceptr)(uintptr_t)q;
     return 0;
 }
@@ -41,7 +41,8 @@ int stcu_emu_free(CUdeviceptr p) {
 
 int stcu_emu_mem_info(size_t *free_bytes, size_t *total_bytes) {
     *total_bytes = (size_t)16 << 30;
-    *free_bytes = *total_bytes > emu_live_bytes ? *total_bytes - emu_live_bytes : 0;
+    size_t live = __atomic_load_n(&emu_live_bytes, __ATOMIC_RELAXED);
+    *free_bytes = *total_bytes > live ? *total_bytes - live : 0;
     return 0;
 }
 
