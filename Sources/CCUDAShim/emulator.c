@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "emulator.h"
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,9 +126,24 @@ static void emu_run_block_fibers(emu_block *b) {
     }
 }
 
+// Kernels compiled for the emulator keep the running block's state and its __shared__ arrays in statics of their
+// module, so two host threads (emulated devices driven at once, as nn.DataParallel does) must not run kernels at
+// the same time: launches take turns, the copies and GEMMs (which keep no such state) do not.
+static pthread_mutex_t emu_launch_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int emu_launch(emu_function *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                      unsigned bz, const void *arg);
+
 int stcu_emu_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                     unsigned bz, const void *arg) {
-    emu_function *fn = (emu_function *)f;
+    pthread_mutex_lock(&emu_launch_lock);
+    int r = emu_launch((emu_function *)f, gx, gy, gz, bx, by, bz, arg);
+    pthread_mutex_unlock(&emu_launch_lock);
+    return r;
+}
+
+static int emu_launch(emu_function *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                      unsigned bz, const void *arg) {
     int threads = (int)(bx * by * bz);
     if (threads <= 0 || threads > 1024) return 1; // CUDA_ERROR_INVALID_VALUE
     stcu_emu_state st;
