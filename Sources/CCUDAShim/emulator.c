@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "emulator.h"
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +30,7 @@ int stcu_emu_alloc(CUdeviceptr *p, size_t bytes) {
     // Over-allocate a little so vectorised tails that read a whole aligned vector stay inside the block.
     if (posix_memalign(&q, 256, bytes + 64) != 0) return 2; // CUDA_ERROR_OUT_OF_MEMORY
     memset(q, 0xA5, bytes + 64);   // like fresh device memory: not zero, so missing writes show
-    emu_live_bytes += bytes;
+    __atomic_fetch_add(&emu_live_bytes, bytes, __ATOMIC_RELAXED); // devices may run on several host threads
     *p = (CUdeviceptr)(uintptr_t)q;
     return 0;
 }
@@ -41,7 +42,8 @@ int stcu_emu_free(CUdeviceptr p) {
 
 int stcu_emu_mem_info(size_t *free_bytes, size_t *total_bytes) {
     *total_bytes = (size_t)16 << 30;
-    *free_bytes = *total_bytes > emu_live_bytes ? *total_bytes - emu_live_bytes : 0;
+    size_t live = __atomic_load_n(&emu_live_bytes, __ATOMIC_RELAXED);
+    *free_bytes = *total_bytes > live ? *total_bytes - live : 0;
     return 0;
 }
 
@@ -124,9 +126,24 @@ static void emu_run_block_fibers(emu_block *b) {
     }
 }
 
+// Kernels compiled for the emulator keep the running block's state and its __shared__ arrays in statics of their
+// module, so two host threads (emulated devices driven at once, as nn.DataParallel does) must not run kernels at
+// the same time: launches take turns, the copies and GEMMs (which keep no such state) do not.
+static pthread_mutex_t emu_launch_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int emu_launch(emu_function *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                      unsigned bz, const void *arg);
+
 int stcu_emu_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                     unsigned bz, const void *arg) {
-    emu_function *fn = (emu_function *)f;
+    pthread_mutex_lock(&emu_launch_lock);
+    int r = emu_launch((emu_function *)f, gx, gy, gz, bx, by, bz, arg);
+    pthread_mutex_unlock(&emu_launch_lock);
+    return r;
+}
+
+static int emu_launch(emu_function *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                      unsigned bz, const void *arg) {
     int threads = (int)(bx * by * bz);
     if (threads <= 0 || threads > 1024) return 1; // CUDA_ERROR_INVALID_VALUE
     stcu_emu_state st;

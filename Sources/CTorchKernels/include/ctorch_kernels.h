@@ -37,6 +37,10 @@ int ct_crc32_clmul_available(void);
 /// before). Fast only when ct_crc32_clmul_available() and len >= 64; bitwise otherwise.
 uint32_t ct_crc32_clmul(uint32_t crc, const void *data, size_t len);
 
+/// The Swift runtime's allocation of an instance of the class `metadata` (header set, +1 reference, stored
+/// properties uninitialised), for copying an object whose class has no suitable initialiser.
+void *ct_alloc_object(const void *metadata, size_t size, size_t align_mask);
+
 // MARK: - Thread pool
 
 /// A persistent pool of worker threads that spin briefly before sleeping.

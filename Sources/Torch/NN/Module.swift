@@ -34,7 +34,7 @@ extension nn {
         final var nonPersistentBuffers = Set<String>()
         final var registeredModules = OrderedDict<Module>()
         /// The ModuleList standing for each `[nn.Module]` property, kept so its identity is stable.
-        private final var arrayContainers: [String: ModuleList] = [:]
+        final var arrayContainers: [String: ModuleList] = [:]
         private final var forwardPreHooks: [(id: Int, hook: (Module, Tensor) -> Tensor?)] = []
         private final var forwardHooks: [(id: Int, hook: (Module, Tensor, Tensor) -> Tensor?)] = []
 
@@ -420,7 +420,7 @@ extension nn {
         public final func cpu() -> Self { to(Device.cpu) }
         /// Moves to CUDA device `index`; returns self.
         @discardableResult
-        public final func cuda(_ index: Int = 0) -> Self { to(Device.cuda(index)) }
+        public final func cuda(_ index: Int? = nil) -> Self { to(Device.cuda(index ?? CUDACurrentDevice.index)) }
         /// Floating parameters and buffers to float64.
         @discardableResult
         public final func double() -> Self { to(.float64) }

@@ -238,9 +238,16 @@ extension nn.Module {
 
 protocol OptionalTensorField {
     static func loadTensor(_ p: UnsafeRawPointer) -> Tensor?
+    /// Stores `tensor` in the field when its type can hold it; false otherwise.
+    static func storeTensor(_ tensor: Tensor, _ p: UnsafeMutableRawPointer) -> Bool
 }
 extension Optional: OptionalTensorField where Wrapped: Tensor {
     static func loadTensor(_ p: UnsafeRawPointer) -> Tensor? { p.load(as: Self.self) }
+    static func storeTensor(_ tensor: Tensor, _ p: UnsafeMutableRawPointer) -> Bool {
+        guard let t = tensor as? Wrapped else { return false }
+        p.assumingMemoryBound(to: Self.self).pointee = t
+        return true
+    }
 }
 
 protocol ModuleArrayField {
@@ -267,7 +274,19 @@ extension Array: ModuleArrayField where Element: nn.Module {
 
 protocol TensorArrayField {
     static func loadTensors(_ p: UnsafeRawPointer) -> [Tensor]
+    /// Stores `tensors` in the array field when its element type can hold every one; false otherwise.
+    static func storeTensors(_ tensors: [Tensor], _ p: UnsafeMutableRawPointer) -> Bool
 }
 extension Array: TensorArrayField where Element: Tensor {
     static func loadTensors(_ p: UnsafeRawPointer) -> [Tensor] { p.load(as: Self.self).map { $0 } }
+    static func storeTensors(_ tensors: [Tensor], _ p: UnsafeMutableRawPointer) -> Bool {
+        var typed: [Element] = []
+        typed.reserveCapacity(tensors.count)
+        for t in tensors {
+            guard let e = t as? Element else { return false }
+            typed.append(e)
+        }
+        p.assumingMemoryBound(to: Self.self).pointee = typed
+        return true
+    }
 }

@@ -41,8 +41,8 @@ extension Tensor {
 
     /// PyTorch's `x.cpu()`: self when already on the CPU.
     public func cpu() -> Tensor { to(Device.cpu) }
-    /// PyTorch's `x.cuda()`: this tensor on GPU `index`.
-    public func cuda(_ index: Int = 0) -> Tensor { to(Device.cuda(index)) }
+    /// PyTorch's `x.cuda()`: this tensor on GPU `index` (nil: the current device, `torch.cuda.currentDevice()`).
+    public func cuda(_ index: Int? = nil) -> Tensor { to(Device.cuda(index ?? CUDACurrentDevice.index)) }
     /// PyTorch's `x.is_pinned()`: true for page-locked host memory.
     public func isPinned() -> Bool { storage.isPinned }
     /// PyTorch's `x.pin_memory()`: a copy in page-locked host memory (fast, asynchronous copies to a GPU).

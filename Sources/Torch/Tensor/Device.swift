@@ -3,10 +3,11 @@ public enum Device: Equatable, Hashable, Sendable, CustomStringConvertible {
     case cpu
     case cuda(Int)
 
-    /// Parses "cpu", "cuda", "cuda:1".
+    /// Parses "cpu", "cuda", "cuda:1"; "cuda" is the current CUDA device (`torch.cuda.currentDevice()`, 0
+    /// unless `torch.cuda.setDevice` or a `torch.cuda.device(i) { … }` scope says otherwise), as in PyTorch.
     public init(_ name: String) {
         if name == "cpu" { self = .cpu; return }
-        if name == "cuda" { self = .cuda(0); return }
+        if name == "cuda" { self = .cuda(CUDACurrentDevice.index); return }
         if name.hasPrefix("cuda:"), let i = Int(name.dropFirst(5)) { self = .cuda(i); return }
         preconditionFailure("Device: expected one of cpu, cuda, cuda:<index> but got '\(name)'")
     }

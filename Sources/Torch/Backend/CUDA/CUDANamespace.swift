@@ -24,14 +24,51 @@ extension torch {
             let d = CUDARuntime.device(device)
             return (d.major, d.minor)
         }
-        nonisolated(unsafe) private static var current = 0
-        /// The default CUDA device index (`.cuda()` with no index uses device 0, as documented by PyTorch's
-        /// `torch.cuda.current_device()` for a fresh process).
-        public static func currentDevice() -> Int { current }
-        /// Sets the current device.
+        /// This thread's current CUDA device (0 unless set): where `x.cuda()` and `Device("cuda")` go, and what
+        /// `manualSeed` and the memory figures default to. Per thread, as PyTorch's (a new thread starts on 0).
+        ///
+        /// ```swift
+        /// torch.cuda.setDevice(1)
+        /// let x = torch.ones(3).cuda()          // on cuda:1
+        /// ```
+        public static func currentDevice() -> Int { CUDACurrentDevice.index }
+        /// Sets this thread's current device (PyTorch's `torch.cuda.set_device`).
         public static func setDevice(_ device: Int) {
             _ = CUDARuntime.device(device)
-            current = device
+            CUDACurrentDevice.index = device
+        }
+        /// Sets this thread's current device to `device`, which must be a CUDA device.
+        public static func setDevice(_ device: Device) { setDevice(cudaIndex(device)) }
+
+        /// Runs `body` with `index` as this thread's current device, then restores the previous one (PyTorch's
+        /// `with torch.cuda.device(i):`); a negative index leaves the current device as it is.
+        ///
+        /// ```swift
+        /// let y = torch.cuda.device(1) { torch.randn(4, 4).cuda().mm(w1) }   // w1 on cuda:1
+        /// ```
+        @discardableResult
+        public static func device<R>(_ index: Int, _ body: () throws -> R) rethrows -> R {
+            if index < 0 { return try body() }
+            let previous = CUDACurrentDevice.index
+            setDevice(index)
+            defer { CUDACurrentDevice.index = previous }
+            return try body()
+        }
+        /// `device(_:_:)` for a CUDA `Device`.
+        @discardableResult
+        public static func device<R>(_ device: Device, _ body: () throws -> R) rethrows -> R {
+            try self.device(cudaIndex(device), body)
+        }
+        /// Runs `body` on the device of `tensor` when it is a CUDA tensor (PyTorch's `torch.cuda.device_of`);
+        /// for a CPU tensor the current device is left as it is.
+        @discardableResult
+        public static func deviceOf<R>(_ tensor: Tensor, _ body: () throws -> R) rethrows -> R {
+            guard case .cuda(let i) = tensor.device else { return try body() }
+            return try device(i, body)
+        }
+        private static func cudaIndex(_ device: Device) -> Int {
+            guard case .cuda(let i) = device else { preconditionFailure("Expected a cuda device, but got: \(device)") }
+            return i
         }
         /// Waits for all queued work on `device` (default: every device).
         public static func synchronize(_ device: Int? = nil) {
@@ -39,23 +76,32 @@ extension torch {
             for d in 0..<deviceCount() { CUDARuntime.synchronize(d) }
         }
         /// Seeds the current GPU's random generator (the CPU's is left alone, as in PyTorch).
-        public static func manualSeed(_ seed: UInt64) { CUDARandom.manualSeed(seed, device: current) }
+        public static func manualSeed(_ seed: UInt64) { CUDARandom.manualSeed(seed, device: currentDevice()) }
         /// Seeds every GPU's random generator.
         public static func manualSeedAll(_ seed: UInt64) { CUDARandom.manualSeed(seed) }
         /// The current GPU's seed.
-        public static func initialSeed() -> UInt64 { CUDARandom.initialSeed(device: current) }
-        /// Bytes held by live tensors on `device` (rounded to the allocator's block sizes, like PyTorch).
-        public static func memoryAllocated(_ device: Int = 0) -> Int { CUDAAllocator.stats(device: device).allocated }
+        public static func initialSeed() -> UInt64 { CUDARandom.initialSeed(device: currentDevice()) }
+        /// Bytes held by live tensors on `device` (default: the current device), rounded to the allocator's
+        /// block sizes, like PyTorch.
+        public static func memoryAllocated(_ device: Int? = nil) -> Int {
+            CUDAAllocator.stats(device: device ?? currentDevice()).allocated
+        }
         /// The highest `memoryAllocated` since the start or `resetPeakMemoryStats`.
-        public static func maxMemoryAllocated(_ device: Int = 0) -> Int { CUDAAllocator.stats(device: device).peakAllocated }
+        public static func maxMemoryAllocated(_ device: Int? = nil) -> Int {
+            CUDAAllocator.stats(device: device ?? currentDevice()).peakAllocated
+        }
         /// Bytes the caching allocator holds from the driver (live plus cached blocks).
-        public static func memoryReserved(_ device: Int = 0) -> Int { CUDAAllocator.stats(device: device).reserved }
-        /// Gives cached, unused blocks back to the driver (the current device).
+        public static func memoryReserved(_ device: Int? = nil) -> Int {
+            CUDAAllocator.stats(device: device ?? currentDevice()).reserved
+        }
+        /// Gives cached, unused blocks back to the driver (every device's).
         public static func emptyCache() {
             for d in 0..<deviceCount() { CUDAAllocator.emptyCache(device: d) }
         }
         /// Restarts `maxMemoryAllocated` from the current figure.
-        public static func resetPeakMemoryStats(_ device: Int = 0) { CUDAAllocator.resetPeak(device: device) }
+        public static func resetPeakMemoryStats(_ device: Int? = nil) {
+            CUDAAllocator.resetPeak(device: device ?? currentDevice())
+        }
     }
 }
 

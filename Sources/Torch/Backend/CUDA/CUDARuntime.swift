@@ -91,22 +91,35 @@ enum CUDARuntime {
         return m
     }()
 
-    /// Uses the host emulator instead of a GPU (tests; `SWIFTTORCH_CUDA_EMULATOR=1`). Ignored when a real GPU
-    /// is already in use; otherwise it replaces the "no CUDA" status of an earlier look-up.
-    static func useEmulator() {
+    /// Uses the host emulator instead of a GPU (tests; `SWIFTTORCH_CUDA_EMULATOR=1`), with `devices` emulated
+    /// devices (nil: `SWIFTTORCH_CUDA_EMULATOR_DEVICES`, default 1). Ignored when a real GPU is already in use;
+    /// otherwise it replaces the "no CUDA" status of an earlier look-up, or an emulator with another count.
+    static func useEmulator(devices: Int? = nil) {
+        let count = devices ?? emulatorDeviceCount()
+        precondition(count >= 1, "CUDARuntime.useEmulator: expected at least one device, got \(count)")
         pthread_mutex_lock(lock)
         defer { pthread_mutex_unlock(lock) }
-        if let s = loaded, !s.devices.isEmpty { return }
+        if let s = loaded, !s.devices.isEmpty, !s.emulated || s.devices.count == count { return }
         emulatorRequested = true
-        loaded = loadEmulator()
+        loaded = loadEmulator(devices: count)
         deviceTable = loaded!.devices
+    }
+
+    /// `SWIFTTORCH_CUDA_EMULATOR_DEVICES`: how many devices the emulator reports (1 when unset).
+    static func emulatorDeviceCount() -> Int {
+        guard let v = getenv("SWIFTTORCH_CUDA_EMULATOR_DEVICES") else { return 1 }
+        let text = String(cString: v)
+        guard let n = Int(text), n >= 1, n <= 64 else {
+            preconditionFailure("SWIFTTORCH_CUDA_EMULATOR_DEVICES: expected a device count from 1 to 64, got '\(text)'")
+        }
+        return n
     }
 
     /// Leaves the emulator (tests that must see a machine without CUDA run after it): frees its cached blocks
     /// and forgets the status, so the next look-up loads the real driver again. Live device tensors must be gone.
     static func stopEmulator() {
         guard isEmulated else { return }
-        CUDAAllocator.emptyCache(device: 0)
+        for d in status.devices { CUDAAllocator.emptyCache(device: d.index) }
         pthread_mutex_lock(lock)
         defer { pthread_mutex_unlock(lock) }
         loaded = nil
@@ -120,7 +133,7 @@ enum CUDARuntime {
         pthread_mutex_lock(lock)
         defer { pthread_mutex_unlock(lock) }
         if let s = loaded { return s }
-        let s = emulatorRequested ? loadEmulator() : loadDriver()
+        let s = emulatorRequested ? loadEmulator(devices: emulatorDeviceCount()) : loadDriver()
         loaded = s
         deviceTable = s.devices
         return s
@@ -212,13 +225,17 @@ enum CUDARuntime {
         return s
     }
 
-    private static func loadEmulator() -> Status {
+    /// `devices` emulated devices, alike: each has its own allocator pool, generator and kernel table, and all
+    /// run on the host (their streams are the emulator's one synchronous stream).
+    private static func loadEmulator(devices: Int) -> Status {
         stcu_dev_use_emulator(1)
         var s = Status()
         s.emulated = true
         s.libraries = [("emulator", "host C++ compiler: \(KernelCompiler.hostCompiler)")]
-        s.devices = [CUDADeviceContext(index: 0, context: nil, stream: nil, name: "SwiftTorch CUDA emulator (host CPU)",
-                                       major: 9, minor: 0, multiprocessorCount: 4, totalMemory: 16 << 30)]
+        s.devices = (0..<devices).map {
+            CUDADeviceContext(index: $0, context: nil, stream: nil, name: "SwiftTorch CUDA emulator (host CPU)",
+                              major: 9, minor: 0, multiprocessorCount: 4, totalMemory: 16 << 30)
+        }
         return s
     }
 
