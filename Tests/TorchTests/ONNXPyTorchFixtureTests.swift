@@ -11,6 +11,12 @@ final class ONNXPyTorchFixtureTests: XCTestCase {
     static let folder = fixturesURL.appendingPathComponent("onnx/pytorch")
     static let exporters = ["torchscript", "dynamo"]
 
+    static func makeTemporaryFolder(_ prefix: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UInt32.random(in: 0...UInt32.max))").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
     /// Runs both files of `model` on its input; returns the largest absolute difference of each.
     @discardableResult
     func check(_ model: String, file: StaticString = #filePath, line: UInt = #line) throws -> [String: Double] {
@@ -65,9 +71,8 @@ final class ONNXPyTorchFixtureTests: XCTestCase {
         let proto = try Onnx_ModelProto(serializedBytes: try Data(contentsOf: URL(fileURLWithPath: src + "/dynamo.onnx")))
         XCTAssertTrue(proto.graph.initializer.contains { $0.dataLocation == .external })
         let bytes = try Data(contentsOf: URL(fileURLWithPath: src + "/dynamo.onnx"))
-        let empty = ONNXExportCheck.tempDir() + "/onnx-noext-\(UInt32.random(in: 0...UInt32.max))"
-        _ = mkdir(empty, 0o755)
-        defer { _ = try? ONNXExportCheck.removeTree(empty) }
+        let empty = try Self.makeTemporaryFolder("onnx-noext")
+        defer { try? FileManager.default.removeItem(atPath: empty) }
         XCTAssertThrowsError(try onnx.load(bytes: bytes, baseDirectory: empty)) { e in
             XCTAssertTrue("\(e)".contains("dynamo.onnx.data"), "\(e)")
         }
@@ -93,9 +98,8 @@ final class ONNXPyTorchFixtureTests: XCTestCase {
         XCTAssertEqual(Set(missing), allowMissing, "\(model) \(exporter): missing weights", file: file, line: line)
         XCTAssertEqual(unexpected, [], file: file, line: line)
 
-        let tmp = ONNXExportCheck.tempDir() + "/onnx-roundtrip-\(UInt32.random(in: 0...UInt32.max))"
-        _ = mkdir(tmp, 0o755)
-        defer { _ = try? ONNXExportCheck.removeTree(tmp) }
+        let tmp = try Self.makeTemporaryFolder("onnx-roundtrip")
+        defer { try? FileManager.default.removeItem(atPath: tmp) }
         try torch.save(module.stateDict(), tmp + "/weights.pt")
         let fresh = make()
         _ = try fresh.loadStateDict(torch.loadStateDict(tmp + "/weights.pt"), strict: allowMissing.isEmpty)
