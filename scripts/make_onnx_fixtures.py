@@ -3,7 +3,7 @@
 
 Needs torch (2.13 was used), onnx, and onnxscript for the dynamo exporter; run from the repository root:
 
-    /work/venv/bin/python scripts/make_onnx_fixtures.py            # (any venv with those packages)
+    python3 scripts/make_onnx_fixtures.py [MODEL ...]       # a virtualenv's python with those packages
 
 Each seed model is built with a fixed seed, put in eval mode (BatchNorm statistics first warmed on random
 batches so they are not the identity), and exported twice with a symbolic batch dimension:
