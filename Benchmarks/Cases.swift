@@ -97,4 +97,5 @@ func registerAllCases() {
     registerTrainingCases()
     registerConvCases()
     registerVisionCases()
+    registerONNXCases()
 }

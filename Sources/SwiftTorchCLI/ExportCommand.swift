@@ -47,43 +47,10 @@ struct Export: ParsableCommand {
     }
 
     mutating func run() throws {
-        let file = try torch.load(checkpoint)
-        let config = file["config"].flatMap(RunConfig.init)
-        let weights = file["model_state_dict"] ?? file
-        var net = self.net
-        var dataset = self.dataset ?? .digits
-        if let config {
-            if net.model == "mlp" && config.model != "mlp" { net.model = config.model }
-            if net.hidden == nil && !config.hidden.isEmpty { net.hidden = config.hidden }
-            if self.dataset == nil, let d = DatasetChoice(argument: config.dataset) { dataset = d }
-        }
-        guard let kind = ModelKind(net.model) else { throw ValidationError("--model '\(net.model)': unknown model") }
-        let shape: [Int]
-        var classCount = 10
-        switch dataset {
-        case .digits: shape = [1, 8, 8]
-        case .mnist, .fashionMNIST: shape = [1, 28, 28]
-        case .cifar10: shape = [3, 32, 32]
-        case .folder(let path):
-            shape = [3, imageSize, imageSize]
-            if let d = opendir(path) {
-                var n = 0
-                while let e = readdir(d) {
-                    let name = withUnsafeBytes(of: e.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-                    if !name.hasPrefix(".") { n += 1 }
-                }
-                closedir(d)
-                if n > 0 { classCount = n }
-            }
-        }
-        let model = makeModel(kind, hidden: try net.hidden.map(hiddenSizes), imageShape: shape, classes: classes ?? classCount,
-                              defaultHidden: dataset == .digits ? [128, 64] : [300, 100])
-        do {
-            try model.module.loadStateDict(weights)
-        } catch let e as StateDictLoadError {
-            throw CLIError.badCheckpoint(path: checkpoint, reason: "does not fit --model \(kind.name) on \(dataset):\n"
-                + e.errorMessages.map { "  " + $0 }.joined(separator: "\n"))
-        }
+        let saved = try CheckpointFile(checkpoint)
+        let dataset = self.dataset ?? saved.dataset ?? .digits
+        let (shape, classCount) = datasetImageShape(dataset, imageSize: imageSize, classes: classes)
+        let (model, kind) = try saved.loadModel(saved.modelOptions(net), dataset: dataset, imageShape: shape, classes: classCount)
         model.module.eval()
         let batch = dynamicBatch ? 2 : 1
         let x = torch.randn([batch] + model.inputShape)

@@ -18,7 +18,7 @@ struct SwiftTorchCLI: ParsableCommand {
               swifttorch plot runs/cnn
             """,
         version: torch.version,
-        subcommands: [Train.self, Evaluate.self, SummaryCommand.self, Convert.self, Plot.self, Info.self, ONNXConformance.self, Export.self],
+        subcommands: [Train.self, Evaluate.self, SummaryCommand.self, Convert.self, Plot.self, Info.self, ONNXConformance.self, Export.self, ONNXRun.self],
         defaultSubcommand: Train.self)
 }
 

@@ -228,4 +228,44 @@ final class CLITests: XCTestCase {
             XCTAssertTrue(r.stdout.split(separator: "\n").last!.hasPrefix("final test accuracy "), r.stdout)
         }
     }
+
+    /// `evaluate --onnx` on the files `export` writes (symbolic batch, and batch 1) gives the checkpoint's test
+    /// accuracy; `onnx-run` writes what `onnx.load` computes; bad uses fail with one message.
+    func testEvaluatesAndRunsExportedONNXFiles() throws {
+        let t = try run(["train", "--model", "cnn", "--epochs", "1", "--checkpoint", "cnn.pt"])
+        XCTAssertEqual(t.status, 0, t.stderr)
+        let e = try run(["evaluate", "--checkpoint", "cnn.pt"])
+        XCTAssertEqual(e.status, 0, e.stderr)
+        let accuracy = String(e.stdout.split(separator: "\n").last!.split(separator: " ").last!)
+        for (file, extra) in [("cnn-dyn.onnx", ["--dynamic-batch"]), ("cnn-1.onnx", [])] {
+            let x = try run(["export", "--checkpoint", "cnn.pt", file] + extra)
+            XCTAssertEqual(x.status, 0, x.stderr)
+            let o = try run(["evaluate", "--onnx", file])
+            XCTAssertEqual(o.status, 0, o.stderr)
+            XCTAssertTrue(o.stdout.contains("360 test images, images as they are"), o.stdout)
+            XCTAssertTrue(o.stdout.contains("test accuracy \(accuracy)"), o.stdout + " vs " + e.stdout)
+        }
+        // The mlp's file takes flattened images.
+        XCTAssertEqual(try run(["train", "--epochs", "1", "--hidden", "16", "--checkpoint", "mlp.pt"]).status, 0)
+        let m = try run(["evaluate", "--checkpoint", "mlp.pt"])
+        let mlpAccuracy = String(m.stdout.split(separator: "\n").last!.split(separator: " ").last!)
+        XCTAssertEqual(try run(["export", "--checkpoint", "mlp.pt", "mlp.onnx", "--dynamic-batch"]).status, 0)
+        let mo = try run(["evaluate", "--onnx", "mlp.onnx"])
+        XCTAssertTrue(mo.stdout.contains("images flattened") && mo.stdout.contains("test accuracy \(mlpAccuracy)"), mo.stdout + mo.stderr)
+
+        try onnx.saveTensor(torch.randn(3, 1, 8, 8), name: "input", to: dir + "/x.pb")
+        let r = try run(["onnx-run", "cnn-dyn.onnx", "--input", "x.pb", "--output", "y.pb"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdout.contains("output: torch.float32 [3, 10]"), r.stdout)
+        let want = try onnx.load(dir + "/cnn-dyn.onnx").run(["input": onnx.loadTensor(dir + "/x.pb").tensor])["output"]!
+        XCTAssertTrue(try onnx.loadTensor(dir + "/y.pb").tensor.equal(want))
+
+        try torch.onnx.export(nn.Linear(5, 10), torch.randn(1, 5), dir + "/linear.onnx", inputNames: ["input"])
+        try assertFails(["evaluate", "--onnx", "linear.onnx"], "its input 'input' is 1×5, the digits images give 64")
+        try assertFails(["evaluate"], "--checkpoint <path> or --onnx <path>")
+        try assertFails(["evaluate", "--onnx", "cnn-1.onnx", "--checkpoint", "cnn.pt"], "exclude each other")
+        try assertFails(["evaluate", "--onnx", "nothing.onnx"], "--onnx 'nothing.onnx': no such file")
+        try assertFails(["evaluate", "--onnx", "x.pb"], "not a valid ModelProto")
+        try assertFails(["onnx-run", "cnn-dyn.onnx", "--input", "nothing.pb"], "--input 'nothing.pb': no such file")
+    }
 }

@@ -69,6 +69,13 @@ public enum onnx {
         return (p.name, try ONNXTensorCodec.decode(p, field: path, baseDirectory: base))
     }
 
+    /// Writes `tensor` as a serialized TensorProto named `name` (raw little-endian data, the format `loadTensor`
+    /// reads and `onnx.numpy_helper.to_array` accepts), atomically. Write errors throw `SerializationError`.
+    public static func saveTensor(_ tensor: Tensor, name: String = "", to path: String) throws {
+        let bytes: [UInt8] = try ONNXTensorCodec.encode(tensor, name: name).serializedBytes()
+        try AtomicFile.write(bytes, to: path)
+    }
+
     /// `loadTensor` that also reads the types SwiftTorch has no dtype for: the storage tensor and that ONNX type.
     static func loadTypedTensor(_ path: String) throws -> (name: String, tensor: Tensor, type: Int32?) {
         let data: Data
@@ -281,6 +288,13 @@ public final class ONNXModel {
         releases = rel
         self.constants = constants
         self.constantTypes = constantTypes
+    }
+
+    /// The shape the graph declares for the input `name`: one entry per dim, the size of a fixed dim or nil for a
+    /// symbolic (`batch`) or unknown one. Nil when the input declares no shape or is not one of `inputNames`.
+    public func declaredShape(ofInput name: String) -> [Int?]? {
+        guard let dims = inputSpecs.first(where: { $0.name == name })?.dims else { return nil }
+        return dims.map { if case .value(let v) = $0 { return v } else { return nil } }
     }
 
     /// Runs the graph on named inputs; returns every graph output by name.
