@@ -143,6 +143,7 @@ extension torch {
     /// let s = torch.stack([torch.zeros(3), torch.ones(3)], dim: 1)   // shape [3, 2]
     /// ```
     public static func stack(_ tensors: [Tensor], dim: Int = 0) -> Tensor {
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.stack(dim: dim), tensors, { stack(tensors, dim: dim) }) { return r }
         if let msg = stackShapeErrorMessage(tensors.map(\.shape)) { preconditionFailure(msg) }
         let inShape = tensors[0].shape
         let d = normalizeDim(dim, inShape.count + 1, op: "stack")
@@ -264,6 +265,7 @@ extension Tensor {
 
     /// Views of consecutive pieces of `sizes` along `d`, sharing one backward node.
     private func splitViews(_ sizes: [Int], _ d: Int, name: String) -> [Tensor] {
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.ops(.split(sizes: sizes, dim: d), [self], { splitViews(sizes, d, name: name) }) { return r }
         var outs: [Tensor] = []
         outs.reserveCapacity(sizes.count)
         var start = 0
