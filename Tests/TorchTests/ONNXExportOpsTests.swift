@@ -65,7 +65,7 @@ final class ONNXExportOpsTests: XCTestCase {
         let m = nn.LSTM(3, 4, numLayers: 2)
         let xs = [torch.randn(5, 3), torch.randn(2, 4), torch.randn(2, 4)]
         try ONNXExportCheck.roundTripIO("lstm_unbatched", m, inputNames: ["input", "h0", "c0"],
-                                        outputNames: ["output", "h_n", "c_n"], cases: [("b0", xs)], dir: dir) { xs in
+                                        outputNames: ["output", "h_n", "c_n"], cases: [("unbatched", xs)], dir: dir) { xs in
             Self.runRecurrent(m, xs)
         }
     }
@@ -140,6 +140,20 @@ final class ONNXExportOpsTests: XCTestCase {
         try ONNXExportCheck.roundTrip("circular_pad_opset19", model, torch.randn(2, 2, 5), dir: dir, opset: 19)
     }
 
+    func testTruncAndFrac() throws {
+        try ONNXExportCheck.roundTrip("trunc_frac", ExportTruncFrac(), torch.randn(2, 7) * 3, dir: dir)
+    }
+
+    // MARK: The tutorials' small models
+
+    /// Tutorial 002's adder (Linear → ReLU → Linear on two numbers), the two-layer net (clamp(min: 0) as its ReLU)
+    /// and the conv net (two 3×3 convs, view(-1, 16·28·28), three Linear layers) at symbolic batch.
+    func testTutorialModels() throws {
+        try ONNXExportCheck.roundTrip("adder", ExportAdder(), torch.randn(2, 2), dir: dir)
+        try ONNXExportCheck.roundTrip("two_layer_net", ExportTwoLayerNet(), torch.randn(2, 100), dir: dir)
+        try ONNXExportCheck.roundTrip("conv_net", ExportConvNet(), torch.randn(2, 1, 32, 32), dir: dir)
+    }
+
     // MARK: Constant folding
 
     /// `w * 2 + 1` and `w.t()` depend on weights alone: with doConstantFolding they are initializers, without it
@@ -197,6 +211,39 @@ final class ExportPickOps: nn.Module {
     }
 
     override func forward(_ x: Tensor) -> Tensor { outputs(x)[0] }
+}
+
+/// The adder of tutorial 002 (Examples/AddTwoNumbers).
+final class ExportAdder: nn.Module {
+    let inputToHiddenLayer = nn.Linear(2, 8)
+    let hiddenLayerActivation = nn.ReLU()
+    let hiddenToOutputLayer = nn.Linear(8, 1)
+    override func forward(_ x: Tensor) -> Tensor { hiddenToOutputLayer(hiddenLayerActivation(inputToHiddenLayer(x))) }
+}
+
+/// The custom module of the two-layer-net tutorial (Examples/TwoLayerNet).
+final class ExportTwoLayerNet: nn.Module {
+    let linear1 = nn.Linear(100, 64, bias: false)
+    let linear2 = nn.Linear(64, 10, bias: false)
+    override func forward(_ x: Tensor) -> Tensor { linear2(linear1(x).clamp(min: 0)) }
+}
+
+/// The conv net of the conv-net tutorial (Examples/ConvNet).
+final class ExportConvNet: nn.Module {
+    let conv1 = nn.Conv2d(1, 6, 3)
+    let conv2 = nn.Conv2d(6, 16, 3)
+    let fc1 = nn.Linear(16 * 28 * 28, 512)
+    let fc2 = nn.Linear(512, 64)
+    let fc3 = nn.Linear(64, 2)
+    override func forward(_ input: Tensor) -> Tensor {
+        var x = F.relu(conv2(F.relu(conv1(input))))
+        x = x.view(-1, 16 * 28 * 28)
+        return fc3(F.relu(fc2(F.relu(fc1(x)))))
+    }
+}
+
+final class ExportTruncFrac: nn.Module {
+    override func forward(_ x: Tensor) -> Tensor { x.trunc() * 0.5 + x.frac() }
 }
 
 final class ExportCircularPad: nn.Module {

@@ -1,7 +1,7 @@
 // Tensor ops that pick, split, pad or resample → ONNX: split/chunk (Split), stack (Unsqueeze + Concat), slicing and
 // narrow (Slice), select and integer indexing (Gather), max/min/amax/amin (ReduceMax/ReduceMin), max(dim:) with
-// indices (+ ArgMax), argmax/argmin (ArgMax/ArgMin), F.pad (Pad), torch.where (Where) and F.interpolate (Resize),
-// in the forms PyTorch's TorchScript exporter writes.
+// indices (+ ArgMax), argmax/argmin (ArgMax/ArgMin), F.pad (Pad), torch.where (Where), clamp (Clip) and
+// F.interpolate (Resize), in the forms PyTorch's TorchScript exporter writes.
 
 enum ExportTensorOps {
     /// The one-output ops of this family.
@@ -35,6 +35,11 @@ enum ExportTensorOps {
         case .where:
             let cond = s.cast(ins[0], to: .bool)
             s.emit("Where", [cond, s.cast(ins[1], to: out.dtype), s.cast(ins[2], to: out.dtype)], out)
+        case .clamp(let lo, let hi):
+            // Clip with the absent bound left out, as PyTorch writes clamp, clamp_min and clamp_max.
+            var ins = [xn, lo.map { s.constScalar($0, out.dtype) } ?? "", hi.map { s.constScalar($0, out.dtype) } ?? ""]
+            while ins.last == "" { ins.removeLast() }
+            s.emit("Clip", ins, out)
         case .resize(let mode, let alignCorners, let sizes, let scales, let antialias):
             resize(x, xn, mode, alignCorners, sizes, scales, antialias, out, s, name: op.name)
         default:

@@ -47,6 +47,8 @@ enum TracedOp {
     case pad([Int], mode: nn.functional.PadMode, value: Double)
     /// torch.where(condition, a, b).
     case `where`
+    /// clamp / clamp_min / clamp_max with either bound.
+    case clamp(min: Double?, max: Double?)
     /// F.interpolate to `sizes` (`scales` when a scale factor was given and is used as such).
     case resize(mode: nn.functional.InterpolationMode, alignCorners: Bool, sizes: [Int], scales: [Double]?, antialias: Bool)
 
@@ -89,6 +91,7 @@ enum TracedOp {
         case .argExtremum(let isMax, _, _): return isMax ? "aten::argmax" : "aten::argmin"
         case .pad: return "aten::pad"
         case .where: return "aten::where"
+        case .clamp: return "aten::clamp"
         case .resize(let mode, _, _, _, _): return "aten::upsample_\(mode.rawValue)"
         }
     }
