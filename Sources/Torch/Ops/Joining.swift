@@ -250,6 +250,7 @@ extension Tensor {
     public func unbind(dim: Int = 0) -> [Tensor] {
         precondition(self.dim > 0, "Dimension specified as \(dim) but tensor has no dimensions")
         let d = normalizeDim(dim, self.dim, op: "unbind")
+        if _slowPath(ONNXTrace.isOn), shape[d] > 0, let r = ONNXTrace.ops(.unbind(dim: d), [self], { unbind(dim: dim) }) { return r }
         var ns = shape, st = strides
         ns.remove(at: d)
         let step = st.remove(at: d)

@@ -372,6 +372,7 @@ extension Tensor {
     public func cumsum(dim: Int, dtype: DType? = nil) -> Tensor {
         if _slowPath(Autocast.isActive), dtype == nil, let r = Autocast.run(.cumsum, [self], { $0[0]!.cumsum(dim: dim) }) { return r }
         let d = normalizeDim(dim, Swift.max(self.dim, 1), op: "cumsum")
+        if _slowPath(ONNXTrace.isOn), self.dim > 0, let r = ONNXTrace.op(.cumsum(dim: d), [self], { cumsum(dim: dim, dtype: dtype) }) { return r }
         let outType = dtype ?? (self.dtype.isFloatingPoint ? self.dtype : .int64)
         let out = scan(d, outType, .cumsum)
         if needsGrad {

@@ -64,7 +64,8 @@ enum ExportOpMappings {
             reduce("ReduceSum", x, s.cast(ins[0], to: out.dtype), dims, keepdim, out, s, axesAsInput: true)
         case .mean(let dims, let keepdim):
             reduce("ReduceMean", x, ins[0], dims, keepdim, out, s, axesAsInput: s.opset >= 18)
-        case .split, .stack, .slice, .select, .extremum, .argExtremum, .pad, .where, .resize, .clamp:
+        case .split, .stack, .slice, .select, .extremum, .argExtremum, .pad, .where, .resize, .clamp,
+             .cumsum, .unbind:
             ExportTensorOps.emit(op, inputs, ins, out, s)
         }
     }

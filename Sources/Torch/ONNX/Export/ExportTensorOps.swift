@@ -1,7 +1,8 @@
 // Tensor ops that pick, split, pad or resample → ONNX: split/chunk (Split), stack (Unsqueeze + Concat), slicing and
 // narrow (Slice), select and integer indexing (Gather), max/min/amax/amin (ReduceMax/ReduceMin), max(dim:) with
-// indices (+ ArgMax), argmax/argmin (ArgMax/ArgMin), F.pad (Pad), torch.where (Where), clamp (Clip) and
-// F.interpolate (Resize), in the forms PyTorch's TorchScript exporter writes.
+// indices (+ ArgMax), argmax/argmin (ArgMax/ArgMin), F.pad (Pad), torch.where (Where), clamp (Clip), cumsum
+// (CumSum), unbind (Split + Squeeze) and F.interpolate (Resize), in the forms PyTorch's TorchScript exporter
+// writes.
 
 enum ExportTensorOps {
     /// The one-output ops of this family.
@@ -40,6 +41,9 @@ enum ExportTensorOps {
             var ins = [xn, lo.map { s.constScalar($0, out.dtype) } ?? "", hi.map { s.constScalar($0, out.dtype) } ?? ""]
             while ins.last == "" { ins.removeLast() }
             s.emit("Clip", ins, out)
+        case .cumsum(let dim):
+            let axis = s.constant(torch.tensor([Int64(dim)], dtype: .int64).reshape([]))
+            s.emit("CumSum", [s.cast(xn, to: out.dtype), axis], out)
         case .resize(let mode, let alignCorners, let sizes, let scales, let antialias):
             resize(x, xn, mode, alignCorners, sizes, scales, antialias, out, s, name: op.name)
         default:
@@ -56,6 +60,12 @@ enum ExportTensorOps {
             // The split sizes as an input (opset 13 and newer), as PyTorch writes them.
             let names = s.node("Split", [xn, s.constInts(sizes)], outputs: outs.count, [attr("axis", dim)])
             for (t, n) in zip(outs, names) { s.bind(t, n) }
+        case .unbind(let dim):
+            // Split into pieces of 1, each squeezed (PyTorch's form).
+            let axes = s.constInts([dim])
+            let pieces = outs.count == 1 ? [xn]
+                : s.node("Split", [xn, s.constInts([Int](repeating: 1, count: outs.count))], outputs: outs.count, [attr("axis", dim)])
+            for (t, p) in zip(outs, pieces) { s.bind(t, s.node("Squeeze", [p, axes])[0]) }
         case .extremum(let isMax, let dims, let keepdim, _):
             guard outs.count == 2, x.dim > 0, let d = dims?.first else {
                 if outs.count == 2, x.dim == 0 {

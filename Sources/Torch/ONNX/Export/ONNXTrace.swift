@@ -49,13 +49,17 @@ enum TracedOp {
     case `where`
     /// clamp / clamp_min / clamp_max with either bound.
     case clamp(min: Double?, max: Double?)
+    /// Running sum along `dim`.
+    case cumsum(dim: Int)
+    /// unbind: the slices along `dim`, that dim removed (several outputs).
+    case unbind(dim: Int)
     /// F.interpolate to `sizes` (`scales` when a scale factor was given and is used as such).
     case resize(mode: nn.functional.InterpolationMode, alignCorners: Bool, sizes: [Int], scales: [Double]?, antialias: Bool)
 
     /// split and max(dim:)/min(dim:) give several tensors.
     var hasSeveralOutputs: Bool {
         switch self {
-        case .split: return true
+        case .split, .unbind: return true
         case .extremum(_, _, _, let withIndices): return withIndices
         default: return false
         }
@@ -92,6 +96,8 @@ enum TracedOp {
         case .pad: return "aten::pad"
         case .where: return "aten::where"
         case .clamp: return "aten::clamp"
+        case .cumsum: return "aten::cumsum"
+        case .unbind: return "aten::unbind"
         case .resize(let mode, _, _, _, _): return "aten::upsample_\(mode.rawValue)"
         }
     }
