@@ -2,16 +2,27 @@ import XCTest
 @testable import Torch
 import TorchVision
 
-/// `torch.onnx.export` on TorchVision models: ResNet-18 (1×3×64×64) always; every model of `models.listModels()`
-/// with SWIFTTORCH_ONNX_EXPORT_ALL_MODELS=1. Each is read back with `onnx.load` and must match the model's eval
-/// output within 1e-4 + 1e-3·|ref|; with SWIFTTORCH_ONNX_EXPORT_DIR set the files and their inputs/outputs (.npy)
-/// go there for scripts/check-onnx-export.
+/// `torch.onnx.export` on TorchVision models: ResNet-18 and ShuffleNetV2 (2×3×64×64) always; every model of
+/// `models.listModels()` with SWIFTTORCH_ONNX_EXPORT_ALL_MODELS=1 (SWIFTTORCH_ONNX_EXPORT_MODELS=a,b limits them
+/// to those names). Each is exported at batch 2 with a symbolic batch, read back with `onnx.load` and must match
+/// the model's eval output within 1e-4 + 1e-3·|ref|; with SWIFTTORCH_ONNX_EXPORT_DIR set the files and their
+/// inputs/outputs at batch 2, 1 and 5 (`<name>.b2.in.input.npy`, `<name>.b2.out.output.npy`, ...) go there for
+/// scripts/check-onnx-export. AlexNet and the VGGs are exported at 224×224, where their adaptive average pool
+/// sees its output size (an identity); at smaller sizes it would have to upsample, which is not exported.
 final class ONNXExportVisionTests: XCTestCase {
     func testResNet18() throws {
         torch.manualSeed(0)
         let model = models.resnet18(numClasses: 10)
         warm(model, torch.randn(4, 3, 64, 64))
-        let result = try roundTrip("resnet18", model, torch.randn(1, 3, 64, 64))
+        let result = try roundTrip("resnet18", model, torch.randn(2, 3, 64, 64))
+        XCTAssertNil(result, result ?? "")
+    }
+
+    func testShuffleNetV2() throws {
+        torch.manualSeed(0)
+        let model = models.shufflenetV2_x1_0(numClasses: 10)
+        warm(model, torch.randn(4, 3, 64, 64))
+        let result = try roundTrip("shufflenet_v2_x1_0_test", model, torch.randn(2, 3, 64, 64))
         XCTAssertNil(result, result ?? "")
     }
 
@@ -19,14 +30,18 @@ final class ONNXExportVisionTests: XCTestCase {
         guard ProcessInfo.processInfo.environment["SWIFTTORCH_ONNX_EXPORT_ALL_MODELS"] == "1" else {
             throw XCTSkip("set SWIFTTORCH_ONNX_EXPORT_ALL_MODELS=1 to export every TorchVision model")
         }
+        let only = ProcessInfo.processInfo.environment["SWIFTTORCH_ONNX_EXPORT_MODELS"].map {
+            Set($0.split(separator: ",").map(String.init))
+        }
         var report: [String] = []
-        for name in models.listModels() {
+        for name in models.listModels() where only?.contains(name) ?? true {
             torch.manualSeed(0)
             let entry = models.entry(named: name)!
-            let side = Swift.max(64, entry.minSize)
+            let side = name == "alexnet" || name.hasPrefix("vgg") ? 224 : Swift.max(64, entry.minSize)
             let model = try models.getModel(name, numClasses: 10)
             let outcome: String
-            do { outcome = try roundTrip(name, model, torch.randn(1, 3, side, side)) ?? "ok" } catch { outcome = "\(error)" }
+            warm(model, torch.randn(2, 3, side, side))
+            do { outcome = try roundTrip(name, model, torch.randn(2, 3, side, side)) ?? "ok" } catch { outcome = "\(error)" }
             report.append("\(name): \(outcome)")
         }
         print(report.joined(separator: "\n"))
@@ -47,7 +62,8 @@ final class ONNXExportVisionTests: XCTestCase {
         _ = mkdir(folder, 0o755)
         let path = folder + "/\(name)\(dir == nil ? ".\(getpid())" : "").onnx"
         defer { if dir == nil { _ = unlink(path) } }
-        try torch.onnx.export(model, x, path, inputNames: ["input"], outputNames: ["output"])
+        try torch.onnx.export(model, x, path, inputNames: ["input"], outputNames: ["output"],
+                              dynamicAxes: ["input": [0: "batch"], "output": [0: "batch"]])
         let y = try onnx.load(path).run(["input": x])["output"]!
         guard y.shape == ref.shape else { return "shape \(y.shape) vs \(ref.shape)" }
         let a = y.toArray(as: Double.self), b = ref.toArray(as: Double.self)
@@ -56,8 +72,12 @@ final class ONNXExportVisionTests: XCTestCase {
             worst = Swift.max(worst, Swift.abs(a[i] - b[i]))
         }
         if let dir {
-            try npy(x, dir + "/\(name).input.npy")
-            try npy(ref, dir + "/\(name).output.npy")
+            // The reference at batch 1 and 5 as well, for ONNX Runtime (the file's batch is symbolic).
+            let rest = Array(x.shape.dropFirst())
+            for (tag, input) in [("b2", x), ("b1", torch.randn([1] + rest)), ("b5", torch.randn([5] + rest))] {
+                try npy(input, dir + "/\(name).\(tag).in.input.npy")
+                try npy(input === x ? ref : torch.noGrad { model(input) }, dir + "/\(name).\(tag).out.output.npy")
+            }
         }
         return worst > 0 ? "max abs diff \(worst) over tolerance" : nil
     }

@@ -94,6 +94,9 @@ extension nn.functional {
                                   scaleFactor: scaleFactor?.scaleFactorValues, mode: mode, alignCorners: alignCorners,
                                   recomputeScaleFactor: recomputeScaleFactor ?? false, antialias: antialias)
         }
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.resize(mode: mode, alignCorners: alignCorners ?? false, sizes: outSizes, scales: scales, antialias: antialias), [input], {
+            interpolate(input, size: size, scaleFactor: scaleFactor, mode: mode, alignCorners: alignCorners,
+                        recomputeScaleFactor: recomputeScaleFactor, antialias: antialias) }) { return r }
         let k = inSizes.count
         if mode == .area { return adaptiveAvgPool(input, dims: k, outputSize: outSizes) }
         if mode != .nearest && mode != .nearestExact {

@@ -134,6 +134,7 @@ extension Tensor {
 extension torch {
     /// Picks `a` where `condition` is true, else `b` (broadcasting all three).
     public static func `where`(_ condition: Tensor, _ a: Tensor, _ b: Tensor) -> Tensor {
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.where, [condition, a, b], { torch.where(condition, a, b) }) { return r }
         let cond = condition.to(.bool)
         let dt = resultType(a, b)
         let shape = broadcastShapes(broadcastShapes(cond.shape, a.shape, op: "where"), b.shape, op: "where")

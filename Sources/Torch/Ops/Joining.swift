@@ -143,6 +143,7 @@ extension torch {
     /// let s = torch.stack([torch.zeros(3), torch.ones(3)], dim: 1)   // shape [3, 2]
     /// ```
     public static func stack(_ tensors: [Tensor], dim: Int = 0) -> Tensor {
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.stack(dim: dim), tensors, { stack(tensors, dim: dim) }) { return r }
         if let msg = stackShapeErrorMessage(tensors.map(\.shape)) { preconditionFailure(msg) }
         let inShape = tensors[0].shape
         let d = normalizeDim(dim, inShape.count + 1, op: "stack")
@@ -249,6 +250,7 @@ extension Tensor {
     public func unbind(dim: Int = 0) -> [Tensor] {
         precondition(self.dim > 0, "Dimension specified as \(dim) but tensor has no dimensions")
         let d = normalizeDim(dim, self.dim, op: "unbind")
+        if _slowPath(ONNXTrace.isOn), shape[d] > 0, let r = ONNXTrace.ops(.unbind(dim: d), [self], { unbind(dim: dim) }) { return r }
         var ns = shape, st = strides
         ns.remove(at: d)
         let step = st.remove(at: d)
@@ -264,6 +266,7 @@ extension Tensor {
 
     /// Views of consecutive pieces of `sizes` along `d`, sharing one backward node.
     private func splitViews(_ sizes: [Int], _ d: Int, name: String) -> [Tensor] {
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.ops(.split(sizes: sizes, dim: d), [self], { splitViews(sizes, d, name: name) }) { return r }
         var outs: [Tensor] = []
         outs.reserveCapacity(sizes.count)
         var start = 0

@@ -22,6 +22,7 @@ extension nn.functional {
     /// F.pad(x, [2, 0], mode: .reflect)      // [[2, 1, 0, 1, 2], …]
     /// ```
     public static func pad(_ input: Tensor, _ pad: [Int], mode: PadMode = .constant, value: Double = 0) -> Tensor {
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.pad(pad, mode: mode, value: value), [input], { nn.functional.pad(input, pad, mode: mode, value: value) }) { return r }
         precondition(pad.count % 2 == 0, "Padding length must be divisible by 2")
         let k = pad.count / 2
         precondition(k <= input.dim, "Padding length should be less than or equal to two times the input dimension but got padding length \(pad.count) and input of dimension \(input.dim)")

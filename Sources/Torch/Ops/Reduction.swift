@@ -177,6 +177,7 @@ extension Tensor {
     public func min() -> Tensor { fullExtremum(.min) }
 
     private func fullExtremum(_ which: Extremum) -> Tensor {
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.extremum(max: which == .max, dims: nil, keepdim: false, withIndices: false), [self], { fullExtremum(which) }) { return r }
         precondition(numel > 0, "\(which == .max ? "max" : "min")(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.")
         let (v, _) = extremumAlongDim(reshape(-1), 0, keepdim: false, which)
         if needsGrad {
@@ -195,6 +196,8 @@ extension Tensor {
     public func min(dim: Int, keepdim: Bool = false) -> (values: Tensor, indices: Tensor) { extremum(.min, dim, keepdim) }
 
     private func extremum(_ which: Extremum, _ dim: Int, _ keepdim: Bool) -> (values: Tensor, indices: Tensor) {
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.ops(.extremum(max: which == .max, dims: [dim], keepdim: keepdim, withIndices: true), [self], {
+            let (v, i) = extremum(which, dim, keepdim); return [v, i] }) { return (r[0], r[1]) }
         if self.dim == 0 { return (self.clone(), torch.zeros([], dtype: .int64, device: device)) }
         let (v, i) = extremumAlongDim(self, dim, keepdim: keepdim, which)
         if needsGrad {
@@ -213,6 +216,7 @@ extension Tensor {
     public func amin(dim: [Int] = [], keepdim: Bool = false) -> Tensor { amaxImpl(.min, dim, keepdim) }
 
     private func amaxImpl(_ which: Extremum, _ dims: [Int], _ keepdim: Bool) -> Tensor {
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.extremum(max: which == .max, dims: dims, keepdim: keepdim, withIndices: false), [self], { amaxImpl(which, dims, keepdim) }) { return r }
         let plan = ReductionPlan(shape, dims: dims, keepdim: keepdim, op: "amax")
         let flat = permute(plan.kept + plan.reduced).reshape(plan.keptShape + [plan.count])
         var (v, _) = extremumAlongDim(torch.noGrad { flat.detach() }, -1, keepdim: false, which)
@@ -231,11 +235,13 @@ extension Tensor {
 
     /// Index of the maximum (over the flattened tensor, or along `dim`).
     public func argmax(dim: Int? = nil, keepdim: Bool = false) -> Tensor {
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.argExtremum(max: true, dim: dim, keepdim: keepdim), [self], { argmax(dim: dim, keepdim: keepdim) }) { return r }
         guard let dim else { return extremumAlongDim(reshape(-1), 0, keepdim: false, .max).1 }
         return extremumAlongDim(self, dim, keepdim: keepdim, .max).1
     }
     /// Index of the minimum.
     public func argmin(dim: Int? = nil, keepdim: Bool = false) -> Tensor {
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.argExtremum(max: false, dim: dim, keepdim: keepdim), [self], { argmin(dim: dim, keepdim: keepdim) }) { return r }
         guard let dim else { return extremumAlongDim(reshape(-1), 0, keepdim: false, .min).1 }
         return extremumAlongDim(self, dim, keepdim: keepdim, .min).1
     }
@@ -366,6 +372,7 @@ extension Tensor {
     public func cumsum(dim: Int, dtype: DType? = nil) -> Tensor {
         if _slowPath(Autocast.isActive), dtype == nil, let r = Autocast.run(.cumsum, [self], { $0[0]!.cumsum(dim: dim) }) { return r }
         let d = normalizeDim(dim, Swift.max(self.dim, 1), op: "cumsum")
+        if _slowPath(ONNXTrace.isOn), self.dim > 0, let r = ONNXTrace.op(.cumsum(dim: d), [self], { cumsum(dim: dim, dtype: dtype) }) { return r }
         let outType = dtype ?? (self.dtype.isFloatingPoint ? self.dtype : .int64)
         let out = scan(d, outType, .cumsum)
         if needsGrad {

@@ -319,6 +319,7 @@ extension Tensor {
     /// Limits values to [min, max] (either bound optional).
     public func clamp(min lo: Double? = nil, max hi: Double? = nil) -> Tensor {
         precondition(lo != nil || hi != nil, "clamp: At least one of 'min' or 'max' must not be None")
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.clamp(min: lo, max: hi), [self], { clamp(min: lo, max: hi) }) { return r }
         let out = clampForward(lo, hi)
         if needsGrad {
             let sx = SavedTensor(self)
@@ -342,6 +343,7 @@ extension Tensor {
     public func clampMax(_ hi: Double) -> Tensor { clampOneSided(hi, isMin: false) }
 
     private func clampOneSided(_ bound: Double, isMin: Bool) -> Tensor {
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.clamp(min: isMin ? bound : nil, max: isMin ? nil : bound), [self], { clampOneSided(bound, isMin: isMin) }) { return r }
         let out = isMin ? clampForward(bound, nil) : clampForward(nil, bound)
         if needsGrad {
             let sx = SavedTensor(self)

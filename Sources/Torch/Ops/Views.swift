@@ -256,6 +256,7 @@ extension Tensor {
 
     /// Elements `start, start+step, ... < end` of dim `d` (bounds already clamped and normalised).
     func slice(_ d: Int, start: Int, end: Int, step: Int) -> Tensor {
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.slice(dim: d, start: start, end: end, step: step), [self], { slice(d, start: start, end: end, step: step) }) { return r }
         precondition(step > 0, "slice: step must be greater than zero")
         var ns = shape, st = strides
         ns[d] = end > start ? (end - start + step - 1) / step : 0
@@ -271,6 +272,7 @@ extension Tensor {
 
     /// Index `i` of dim `d`, removing that dim.
     public func select(_ d: Int, _ i: Int) -> Tensor {
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.select(dim: d, index: i), [self], { select(d, i) }) { return r }
         let dd = normalizeDim(d, dim, op: "select")
         precondition(dim > 0, "select() cannot be applied to a 0-dim tensor.")
         let ii = i < 0 ? i + shape[dd] : i

@@ -105,6 +105,7 @@ extension nn {
         /// Validates the input and states like PyTorch, runs every layer and direction, and
         /// returns `(output, h_n, c_n)` (c_n only for LSTM).
         final func runLayers(_ input: Tensor, _ hx: Tensor?, _ cx: Tensor?) -> (Tensor, Tensor, Tensor?) {
+            if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.recurrent(self, input, hx, cx, { runLayers(input, hx, cx) }) { return r }
             let isLSTM = kind == .lstm
             precondition(input.dim == 2 || input.dim == 3, RNNBase.inputRankMessage(typeName, input.dim))
             let weightType = registeredParameters.values.first?.dtype ?? input.dtype

@@ -40,7 +40,10 @@ enum ExportGraphBuilder {
         var graph = Onnx_GraphProto()
         graph.name = "main_graph"
         graph.node = nodes
-        graph.initializer = s.initializers
+        // Initializers no node reads (weights whose only use was folded into a constant) are left out.
+        var used = Set(nodes.flatMap(\.input))
+        used.formUnion(outputValues)
+        graph.initializer = s.initializers.filter { used.contains($0.name) }
         let anyDynamic = !dynamicAxes.isEmpty
         for (name, t) in inputs {
             try graph.input.append(valueInfo(name, t.dtype, t.shape, dynamicAxes[name], unknownWhenUnnamed: false))

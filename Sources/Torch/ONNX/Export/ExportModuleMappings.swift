@@ -78,7 +78,9 @@ enum ExportModuleMappings {
             s.emit("Gemm", ins, y, [attr("alpha", 1.0), attr("beta", 1.0), attr("transB", 1)])
             return
         }
-        let wt = s.node("Transpose", [w], [attr("perm", [1, 0])])[0]
+        // With constant folding the transposed weight is an initializer (PyTorch's folded `onnx::MatMul_…`).
+        let wt = s.foldConstants && s.isInitializer(w) ? s.constant(l.weight.detach().t().contiguous())
+            : s.node("Transpose", [w], [attr("perm", [1, 0])])[0]
         guard let b = l.bias else { return s.emit("MatMul", [xn, wt], y) }
         s.emit("Add", [s.node("MatMul", [xn, wt])[0], s.weight(b)], y)
     }

@@ -64,6 +64,9 @@ enum ExportOpMappings {
             reduce("ReduceSum", x, s.cast(ins[0], to: out.dtype), dims, keepdim, out, s, axesAsInput: true)
         case .mean(let dims, let keepdim):
             reduce("ReduceMean", x, ins[0], dims, keepdim, out, s, axesAsInput: s.opset >= 18)
+        case .split, .stack, .slice, .select, .extremum, .argExtremum, .pad, .where, .resize, .clamp,
+             .cumsum, .unbind:
+            ExportTensorOps.emit(op, inputs, ins, out, s)
         }
     }
 
@@ -122,7 +125,11 @@ enum ExportOpMappings {
         case .sigmoid: s.emit("Sigmoid", [x], out)
         case .reciprocal: s.emit("Reciprocal", [x], out)
         case .erf: s.emit("Erf", [x], out)
-        case .trunc, .frac: s.unsupported(name, "not mapped to ONNX yet")
+        case .trunc, .frac:
+            // trunc(x) = sign(x)·floor(|x|) (ONNX has no Trunc); frac(x) = x − trunc(x).
+            guard out.dtype.isFloatingPoint else { return u == .trunc ? s.bind(out, x) : s.unsupported(name, "frac of an integer tensor") }
+            let t = s.node("Mul", [s.node("Sign", [x])[0], s.node("Floor", [s.node("Abs", [x])[0]])[0]])[0]
+            if u == .trunc { s.bind(out, t) } else { s.emit("Sub", [x, t], out) }
         }
     }
 

@@ -5,6 +5,8 @@
 final class ExportSession {
     let opset: Int
     let exportParams: Bool
+    /// `doConstantFolding`: an op whose inputs are all initializers becomes an initializer holding its value.
+    let foldConstants: Bool
     /// True while an op or a mapped layer computes its value: nothing inside it records.
     var suspended = false
     var nodes: [Onnx_NodeProto] = []
@@ -28,9 +30,10 @@ final class ExportSession {
     private var counter = 0
     private var usedNames = Set<String>()
 
-    init(model: nn.Module?, opset: Int, exportParams: Bool) {
+    init(model: nn.Module?, opset: Int, exportParams: Bool, foldConstants: Bool = true) {
         self.opset = opset
         self.exportParams = exportParams
+        self.foldConstants = foldConstants
         var state: [ObjectIdentifier: String] = [:], paths: [ObjectIdentifier: String] = [:]
         if let model {
             for (n, p) in model.namedParameters() { state[ObjectIdentifier(p)] = n }
@@ -59,7 +62,11 @@ final class ExportSession {
         fail(.unsupportedOperator(op: op, module: modulePath, reason: reason))
     }
 
-    func recordOp(_ op: TracedOp, _ inputs: [Tensor], _ out: Tensor) {
+    func recordOp(_ op: TracedOp, _ inputs: [Tensor], _ out: Tensor) { recordOp(op, inputs, [out]) }
+
+    /// Adds the nodes of `op` on `inputs`, whose results `outs` hold; with constant folding, an op whose inputs
+    /// are all initializers gives initializers instead (PyTorch's `do_constant_folding`).
+    func recordOp(_ op: TracedOp, _ inputs: [Tensor], _ outs: [Tensor]) {
         guard error == nil else { return }
         suspend {
             var ins: [String] = []
@@ -67,7 +74,41 @@ final class ExportSession {
                 guard let n = valueName(t) else { return }
                 ins.append(n)
             }
-            ExportOpMappings.emit(op, inputs, ins, out, self)
+            if foldConstants, !op.isAlias, ins.allSatisfy(isInitializer) {
+                for o in outs { _ = constant(o) }
+                foldedNodes += 1
+                return
+            }
+            if outs.count == 1, !op.hasSeveralOutputs {
+                ExportOpMappings.emit(op, inputs, ins, outs[0], self)
+            } else {
+                ExportTensorOps.emitSeveral(op, inputs, ins, outs, self)
+            }
+        }
+    }
+
+    /// Ops folded into initializers by constant folding (for tests and the docs).
+    private(set) var foldedNodes = 0
+
+    /// Whether `name` is an initializer (a weight with exportParams, or a constant), not a graph input or node.
+    func isInitializer(_ name: String) -> Bool {
+        name.hasPrefix("onnx::Constant_") || (exportParams && stateEmitted.contains(name))
+    }
+
+    /// A recurrent layer's call, recorded under the layer's module path (it may be called through its tuple
+    /// form, which does not pass `Module.callAsFunction`).
+    func recordRecurrent(_ m: nn.RNNBase, _ input: Tensor, _ h0: Tensor?, _ c0: Tensor?, _ r: (Tensor, Tensor, Tensor?)) {
+        guard error == nil else { return }
+        let path = modulePaths[ObjectIdentifier(m)] ?? m.typeName
+        let push = pathStack.last != path
+        if push { pathStack.append(path) }
+        defer { if push { pathStack.removeLast() } }
+        suspend {
+            guard let xn = valueName(input) else { return }
+            var hn: String?, cn: String?
+            if let h0 { guard let n = valueName(h0) else { return }; hn = n }
+            if let c0 { guard let n = valueName(c0) else { return }; cn = n }
+            ExportRecurrent.emit(m, input, xn, h0: hn, c0: cn, r, self)
         }
     }
 
@@ -140,8 +181,12 @@ final class ExportSession {
         return constant(t)
     }
 
-    /// A new initializer holding `t`'s values (cast to `dtype` when given).
-    func constant(_ t: Tensor, as dtype: DType? = nil) -> String {
+    /// The values of the constants, so a constant wanted as another type is written in that type, not Cast.
+    private var constantValues: [String: Tensor] = [:]
+
+    /// A new initializer holding `t`'s values (cast to `dtype` when given); `t` is then known by it unless `bind`
+    /// is false.
+    func constant(_ t: Tensor, as dtype: DType? = nil, bind: Bool = true) -> String {
         counter += 1
         let name = "onnx::Constant_\(counter)"
         let v = dtype.map { t.detach().to($0) } ?? t.detach()
@@ -149,7 +194,8 @@ final class ExportSession {
         usedNames.insert(name)
         dtypes[name] = v.dtype
         shapes[name] = v.shape
-        if !t.isWrappedNumber { bind(t, name) }
+        constantValues[name] = v
+        if bind && !t.isWrappedNumber { self.bind(t, name) }
         return name
     }
 
@@ -180,6 +226,8 @@ final class ExportSession {
     /// `name` as `dtype`: a Cast node when the value has another type.
     func cast(_ name: String, to dtype: DType) -> String {
         guard let d = dtypes[name], d != dtype else { return name }
+        // A constant (a Python number such as the 2 of `x * 2`) is written in the type it is used as, as PyTorch does.
+        if let v = constantValues[name] { return constant(v, as: dtype, bind: false) }
         let o = node("Cast", [name], [attr("to", Int(ONNXTensorCodec.dataType(of: dtype)))])[0]
         dtypes[o] = dtype
         shapes[o] = shapes[name]
@@ -218,4 +266,7 @@ func attr(_ name: String, _ v: Double) -> Onnx_AttributeProto {
 }
 func attr(_ name: String, _ v: String) -> Onnx_AttributeProto {
     var a = Onnx_AttributeProto(); a.name = name; a.type = .string; a.s = Data(v.utf8); return a
+}
+func attr(_ name: String, _ v: [String]) -> Onnx_AttributeProto {
+    var a = Onnx_AttributeProto(); a.name = name; a.type = .strings; a.strings = v.map { Data($0.utf8) }; return a
 }

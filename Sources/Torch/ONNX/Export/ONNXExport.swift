@@ -67,7 +67,7 @@ extension onnx {
                               forward: (([Tensor]) -> [Tensor])? = nil) throws {
         let proto = try exportModel(model, args, inputNames: inputNames, outputNames: outputNames,
                                     dynamicAxes: dynamicAxes, opsetVersion: opsetVersion,
-                                    exportParams: exportParams, forward: forward)
+                                    exportParams: exportParams, doConstantFolding: doConstantFolding, forward: forward)
         let bytes: [UInt8] = try proto.serializedBytes()
         try AtomicFile.write(bytes, to: path)
     }
@@ -75,10 +75,11 @@ extension onnx {
     /// The ModelProto `export` would write, as serialized bytes.
     public static func exportBytes(_ model: nn.Module, _ args: [Tensor], inputNames: [String]? = nil,
                                    outputNames: [String]? = nil, dynamicAxes: [String: [Int: String]] = [:],
-                                   opsetVersion: Int = 18, exportParams: Bool = true,
+                                   opsetVersion: Int = 18, exportParams: Bool = true, doConstantFolding: Bool = true,
                                    forward: (([Tensor]) -> [Tensor])? = nil) throws -> [UInt8] {
         try exportModel(model, args, inputNames: inputNames, outputNames: outputNames, dynamicAxes: dynamicAxes,
-                        opsetVersion: opsetVersion, exportParams: exportParams, forward: forward).serializedBytes()
+                        opsetVersion: opsetVersion, exportParams: exportParams, doConstantFolding: doConstantFolding,
+                        forward: forward).serializedBytes()
     }
 
     static func warn(_ message: String) {
@@ -88,6 +89,7 @@ extension onnx {
 
     static func exportModel(_ model: nn.Module, _ args: [Tensor], inputNames: [String]?, outputNames: [String]?,
                             dynamicAxes: [String: [Int: String]], opsetVersion: Int, exportParams: Bool,
+                            doConstantFolding: Bool = true,
                             forward: (([Tensor]) -> [Tensor])?) throws -> Onnx_ModelProto {
         lastExportWarnings = []
         guard exportOpsets.contains(opsetVersion) else {
@@ -113,7 +115,8 @@ extension onnx {
         model.eval()
         defer { for (m, t) in modes { m.training = t } }
 
-        let session = ExportSession(model: model, opset: opsetVersion, exportParams: exportParams)
+        let session = ExportSession(model: model, opset: opsetVersion, exportParams: exportParams,
+                                    foldConstants: doConstantFolding)
         // Graph inputs: fresh non-leaf tensors (so in-place ops on them are allowed) that require grad when they
         // can, so a value computed from them by an op without a mapping is recognised by its grad_fn.
         let inputs: [Tensor] = torch.enableGrad {

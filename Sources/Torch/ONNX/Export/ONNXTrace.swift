@@ -30,6 +30,42 @@ enum TracedOp {
     case cat(dim: Int)
     case sum(dims: [Int], keepdim: Bool)
     case mean(dims: [Int], keepdim: Bool)
+    /// split / chunk into pieces of these sizes along `dim` (several outputs).
+    case split(sizes: [Int], dim: Int)
+    /// torch.stack along a new dim.
+    case stack(dim: Int)
+    /// Elements start, start+step, ... < end of `dim` (bounds clamped; narrow and `x[a..<b]`).
+    case slice(dim: Int, start: Int, end: Int, step: Int)
+    /// Index `index` of `dim`, the dim removed (select and `x[i]`).
+    case select(dim: Int, index: Int)
+    /// max / min / amax / amin values over `dims` (nil: every element); `withIndices`: max(dim:) and min(dim:),
+    /// whose second output is the index.
+    case extremum(max: Bool, dims: [Int]?, keepdim: Bool, withIndices: Bool)
+    /// argmax / argmin along `dim` (nil: of the flattened tensor).
+    case argExtremum(max: Bool, dim: Int?, keepdim: Bool)
+    /// F.pad with PyTorch's (before, after) list starting from the last dim.
+    case pad([Int], mode: nn.functional.PadMode, value: Double)
+    /// torch.where(condition, a, b).
+    case `where`
+    /// clamp / clamp_min / clamp_max with either bound.
+    case clamp(min: Double?, max: Double?)
+    /// Running sum along `dim`.
+    case cumsum(dim: Int)
+    /// unbind: the slices along `dim`, that dim removed (several outputs).
+    case unbind(dim: Int)
+    /// F.interpolate to `sizes` (`scales` when a scale factor was given and is used as such).
+    case resize(mode: nn.functional.InterpolationMode, alignCorners: Bool, sizes: [Int], scales: [Double]?, antialias: Bool)
+
+    /// split and max(dim:)/min(dim:) give several tensors.
+    var hasSeveralOutputs: Bool {
+        switch self {
+        case .split, .unbind: return true
+        case .extremum(_, _, _, let withIndices): return withIndices
+        default: return false
+        }
+    }
+
+    var isAlias: Bool { if case .alias = self { return true } else { return false } }
 
     /// The name an error message gives the op (PyTorch's aten spelling).
     var name: String {
@@ -51,6 +87,18 @@ enum TracedOp {
         case .cat: return "aten::cat"
         case .sum: return "aten::sum"
         case .mean: return "aten::mean"
+        case .split: return "aten::split"
+        case .stack: return "aten::stack"
+        case .slice: return "aten::slice"
+        case .select: return "aten::select"
+        case .extremum(let isMax, let dims, _, _): return "aten::" + (dims == nil ? "" : "a") + (isMax ? "max" : "min")
+        case .argExtremum(let isMax, _, _): return isMax ? "aten::argmax" : "aten::argmin"
+        case .pad: return "aten::pad"
+        case .where: return "aten::where"
+        case .clamp: return "aten::clamp"
+        case .cumsum: return "aten::cumsum"
+        case .unbind: return "aten::unbind"
+        case .resize(let mode, _, _, _, _): return "aten::upsample_\(mode.rawValue)"
         }
     }
 }
@@ -78,6 +126,26 @@ enum ONNXTrace {
         let out = s.suspend(body)
         s.recordOp(op, inputs, out)
         return out
+    }
+
+    /// An op with several outputs (split, max with indices): like `op`, the outputs bound in order.
+    @inline(never)
+    static func ops(_ op: TracedOp, _ inputs: [Tensor], _ body: () -> [Tensor]) -> [Tensor]? {
+        guard let s = current else { return nil }
+        let outs = s.suspend(body)
+        s.recordOp(op, inputs, outs)
+        return outs
+    }
+
+    /// A recurrent layer (nn.RNN, nn.LSTM, nn.GRU, whichever way it was called): `body` runs it for the value,
+    /// then it is recorded as one ONNX RNN/LSTM/GRU node per layer. Returns (output, h_n, c_n).
+    @inline(never)
+    static func recurrent(_ m: nn.RNNBase, _ input: Tensor, _ h0: Tensor?, _ c0: Tensor?,
+                          _ body: () -> (Tensor, Tensor, Tensor?)) -> (Tensor, Tensor, Tensor?)? {
+        guard let s = current else { return nil }
+        let r = s.suspend(body)
+        s.recordRecurrent(m, input, h0, c0, r)
+        return r
     }
 
     /// The in-place form: `body` writes into `inputs[0]`, whose value name then moves to the new node's output.

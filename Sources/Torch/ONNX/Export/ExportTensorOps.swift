@@ -1,0 +1,149 @@
+// Tensor ops that pick, split, pad or resample → ONNX: split/chunk (Split), stack (Unsqueeze + Concat), slicing and
+// narrow (Slice), select and integer indexing (Gather), max/min/amax/amin (ReduceMax/ReduceMin), max(dim:) with
+// indices (+ ArgMax), argmax/argmin (ArgMax/ArgMin), F.pad (Pad), torch.where (Where), clamp (Clip), cumsum
+// (CumSum), unbind (Split + Squeeze) and F.interpolate (Resize), in the forms PyTorch's TorchScript exporter
+// writes.
+
+enum ExportTensorOps {
+    /// The one-output ops of this family.
+    static func emit(_ op: TracedOp, _ inputs: [Tensor], _ ins: [String], _ out: Tensor, _ s: ExportSession) {
+        let x = inputs[0], xn = ins[0]
+        switch op {
+        case .stack(let dim):
+            let d = dim < 0 ? dim + x.dim + 1 : dim
+            let axis = s.constInts([d])
+            let parts = ins.map { s.cast(s.node("Unsqueeze", [$0, axis])[0], to: out.dtype) }
+            s.emit("Concat", parts, out, [attr("axis", d)])
+        case .slice(let dim, let start, let end, let step):
+            // An end at the dim's size is written as INT64_MAX, as PyTorch does, so the file works at other sizes.
+            let e = end >= x.shape[dim] ? Int(Int64.max) : end
+            if start == 0 && e == Int(Int64.max) && step == 1 { return s.bind(out, xn) }
+            s.emit("Slice", [xn, s.constInts([start]), s.constInts([e]), s.constInts([dim]), s.constInts([step])], out)
+        case .select(let dim, let index):
+            let d = dim < 0 ? dim + x.dim : dim
+            s.emit("Gather", [xn, s.constant(torch.tensor([Int64(index)], dtype: .int64).reshape([]))], out, [attr("axis", d)])
+        case .extremum(let isMax, let dims, let keepdim, _):
+            reduceExtremum(isMax, x, xn, dims ?? [], keepdim, out, s)
+        case .argExtremum(let isMax, let dim, let keepdim):
+            let op = isMax ? "ArgMax" : "ArgMin"
+            guard let dim else {
+                let flat = s.node("Reshape", [xn, s.constInts([-1])])[0]
+                return s.emit(op, [flat], out, [attr("axis", 0), attr("keepdims", 0)])
+            }
+            s.emit(op, [xn], out, [attr("axis", dim < 0 ? dim + Swift.max(x.dim, 1) : dim), attr("keepdims", keepdim ? 1 : 0)])
+        case .pad(let pad, let mode, let value):
+            emitPad(x, xn, pad, mode, value, out, s, name: op.name)
+        case .where:
+            let cond = s.cast(ins[0], to: .bool)
+            s.emit("Where", [cond, s.cast(ins[1], to: out.dtype), s.cast(ins[2], to: out.dtype)], out)
+        case .clamp(let lo, let hi):
+            // Clip with the absent bound left out, as PyTorch writes clamp, clamp_min and clamp_max.
+            var ins = [xn, lo.map { s.constScalar($0, out.dtype) } ?? "", hi.map { s.constScalar($0, out.dtype) } ?? ""]
+            while ins.last == "" { ins.removeLast() }
+            s.emit("Clip", ins, out)
+        case .cumsum(let dim):
+            let axis = s.constant(torch.tensor([Int64(dim)], dtype: .int64).reshape([]))
+            s.emit("CumSum", [s.cast(xn, to: out.dtype), axis], out)
+        case .resize(let mode, let alignCorners, let sizes, let scales, let antialias):
+            resize(x, xn, mode, alignCorners, sizes, scales, antialias, out, s, name: op.name)
+        default:
+            s.unsupported(op.name, "no ONNX mapping")
+        }
+    }
+
+    /// The ops with several outputs: split/chunk and max(dim:)/min(dim:).
+    static func emitSeveral(_ op: TracedOp, _ inputs: [Tensor], _ ins: [String], _ outs: [Tensor], _ s: ExportSession) {
+        let x = inputs[0], xn = ins[0]
+        switch op {
+        case .split(let sizes, let dim):
+            if outs.count == 1 { return s.bind(outs[0], xn) }
+            // The split sizes as an input (opset 13 and newer), as PyTorch writes them.
+            let names = s.node("Split", [xn, s.constInts(sizes)], outputs: outs.count, [attr("axis", dim)])
+            for (t, n) in zip(outs, names) { s.bind(t, n) }
+        case .unbind(let dim):
+            // Split into pieces of 1, each squeezed (PyTorch's form).
+            let axes = s.constInts([dim])
+            let pieces = outs.count == 1 ? [xn]
+                : s.node("Split", [xn, s.constInts([Int](repeating: 1, count: outs.count))], outputs: outs.count, [attr("axis", dim)])
+            for (t, p) in zip(outs, pieces) { s.bind(t, s.node("Squeeze", [p, axes])[0]) }
+        case .extremum(let isMax, let dims, let keepdim, _):
+            guard outs.count == 2, x.dim > 0, let d = dims?.first else {
+                if outs.count == 2, x.dim == 0 {
+                    s.bind(outs[0], xn)
+                    _ = s.constant(outs[1])
+                    return
+                }
+                return s.unsupported(op.name, "no ONNX mapping for these arguments")
+            }
+            let axis = d < 0 ? d + x.dim : d
+            reduceExtremum(isMax, x, xn, [axis], keepdim, outs[0], s)
+            s.emit(isMax ? "ArgMax" : "ArgMin", [xn], outs[1], [attr("axis", axis), attr("keepdims", keepdim ? 1 : 0)])
+        default:
+            if outs.count == 1 { return emit(op, inputs, ins, outs[0], s) }
+            s.unsupported(op.name, "no ONNX mapping")
+        }
+    }
+
+    /// ReduceMax / ReduceMin over `dims` (empty: every dim); axes as an input from opset 18.
+    static func reduceExtremum(_ isMax: Bool, _ x: Tensor, _ xn: String, _ dims: [Int], _ keepdim: Bool, _ out: Tensor,
+                               _ s: ExportSession) {
+        if x.dim == 0 { return s.bind(out, xn) }
+        ExportOpMappings.reduce(isMax ? "ReduceMax" : "ReduceMin", x, xn, dims, keepdim, out, s, axesAsInput: s.opset >= 18)
+    }
+
+    /// F.pad: PyTorch's (before, after) pairs from the last dim become ONNX's begins-then-ends over every dim.
+    static func emitPad(_ x: Tensor, _ xn: String, _ pad: [Int], _ mode: nn.functional.PadMode, _ value: Double,
+                        _ out: Tensor, _ s: ExportSession, name: String) {
+        var begins = [Int](repeating: 0, count: x.dim), ends = begins
+        for i in 0..<(pad.count / 2) {
+            begins[x.dim - 1 - i] = pad[2 * i]
+            ends[x.dim - 1 - i] = pad[2 * i + 1]
+        }
+        let onnxMode: String
+        switch mode {
+        case .constant:
+            return s.emit("Pad", [xn, s.constInts(begins + ends), s.constScalar(value, x.dtype)], out,
+                          [attr("mode", "constant")])
+        case .reflect: onnxMode = "reflect"
+        case .replicate: onnxMode = "edge"
+        case .circular:
+            guard s.opset >= 19 else {
+                return s.unsupported(name, "circular padding needs Pad's wrap mode (opset 19 or newer, asked for \(s.opset))")
+            }
+            guard pad.allSatisfy({ $0 >= 0 }) else { return s.unsupported(name, "negative circular padding") }
+            onnxMode = "wrap"
+        }
+        s.emit("Pad", [xn, s.constInts(begins + ends)], out, [attr("mode", onnxMode)])
+    }
+
+    /// F.interpolate as Resize: nearest → asymmetric coordinates with floor (PyTorch's nearest), nearest-exact →
+    /// half_pixel with round_prefer_ceil, linear modes and bicubic → align_corners or pytorch_half_pixel (A = −0.75
+    /// for cubic). A scale factor used as such is written as scales, else the output sizes, N and C taken from the
+    /// input's shape (Shape → Slice → Concat, as PyTorch writes it) so the batch stays free.
+    static func resize(_ x: Tensor, _ xn: String, _ mode: nn.functional.InterpolationMode, _ alignCorners: Bool,
+                       _ sizes: [Int], _ scales: [Double]?, _ antialias: Bool, _ out: Tensor, _ s: ExportSession,
+                       name: String) {
+        if antialias { return s.unsupported(name, "antialiased interpolation is not mapped") }
+        var attrs: [Onnx_AttributeProto]
+        switch mode {
+        case .nearest:
+            attrs = [attr("mode", "nearest"), attr("coordinate_transformation_mode", "asymmetric"), attr("nearest_mode", "floor")]
+        case .nearestExact:
+            attrs = [attr("mode", "nearest"), attr("coordinate_transformation_mode", "half_pixel"),
+                     attr("nearest_mode", "round_prefer_ceil")]
+        case .linear, .bilinear, .trilinear, .bicubic:
+            attrs = [attr("mode", mode == .bicubic ? "cubic" : "linear"),
+                     attr("coordinate_transformation_mode", alignCorners ? "align_corners" : "pytorch_half_pixel")]
+            if mode == .bicubic { attrs.append(attr("cubic_coeff_a", -0.75)) }
+        case .area:
+            return s.unsupported(name, "area interpolation is adaptive average pooling; use nn.AdaptiveAvgPool")
+        }
+        if let scales, !alignCorners {
+            let sc = s.constant(torch.tensor([1, 1] + scales).to(.float32))
+            return s.emit("Resize", [xn, "", sc], out, attrs)
+        }
+        let nc = s.node("Slice", [s.node("Shape", [xn])[0], s.constInts([0]), s.constInts([2])])[0]
+        let full = s.node("Concat", [nc, s.constInts(sizes)], [attr("axis", 0)])[0]
+        s.emit("Resize", [xn, "", "", full], out, attrs)
+    }
+}
