@@ -27,6 +27,8 @@ import torch.nn.functional as F
 from onnx import numpy_helper
 from torch import nn
 
+from bench_pytorch import LeNet5  # tutorial 001's LeNet-5, the twin of TutorialModels.TutorialLeNet5
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "Tests", "Fixtures", "onnx", "pytorch")
 
@@ -75,22 +77,6 @@ class ConvNet(nn.Module):
         return self.fc2(F.relu(self.fc1(x)))
 
 
-class LeNet5(nn.Module):
-    """Tutorial 001's LeNet-5 on 1×32×32 images (the layout of TutorialModels' TutorialLeNet5)."""
-
-    def __init__(self, in_channels=1, num_classes=10):
-        super().__init__()
-        self.features = nn.Sequential(
-            nn.Conv2d(in_channels, 6, kernel_size=5), nn.ReLU(inplace=True), nn.MaxPool2d(kernel_size=2, stride=2),
-            nn.Conv2d(6, 16, kernel_size=5), nn.ReLU(inplace=True), nn.MaxPool2d(kernel_size=2, stride=2))
-        self.classifier = nn.Sequential(nn.Linear(16 * 5 * 5, 120), nn.ReLU(inplace=True), nn.Linear(120, 84),
-                                        nn.ReLU(inplace=True), nn.Linear(84, num_classes))
-
-    def forward(self, x):
-        f = self.features(x)
-        return self.classifier(f.view(f.size(0), -1))
-
-
 class RecurrentLM(nn.Module):
     """Embedding → LSTM or GRU (batch_first, two layers) → Linear to the vocabulary, per time step."""
 
@@ -134,7 +120,7 @@ def seed_models():
     out.append(("conv_net", ConvNet().eval(), torch.randn(2, 1, 16, 16), torch.randn(3, 1, 16, 16), "input", False))
 
     torch.manual_seed(4)
-    out.append(("lenet5", LeNet5().eval(), torch.randn(2, 1, 32, 32), torch.randn(3, 1, 32, 32), "input", True))
+    out.append(("lenet5", LeNet5(in_channels=1).eval(), torch.randn(2, 1, 32, 32), torch.randn(3, 1, 32, 32), "input", True))
 
     for seed, cell in ((5, "lstm"), (6, "gru")):
         torch.manual_seed(seed)
