@@ -5,7 +5,7 @@ let elementwiseGrain = 32_768
 
 /// Runs `body` over `[0, n)` split into chunks across the thread pool (one parallel region).
 ///
-/// Runs inline when `n <= grain` or when one thread is set, which keeps tiny ops cheap.
+/// Runs on the calling thread when `n <= grain` or when one thread is set, which keeps tiny ops cheap.
 ///
 /// The pool's threads call `body` through a function pointer, so `body` is compiled as a
 /// stand-alone function: a loop written inside it is specialised as usual, but a *closure it
@@ -14,17 +14,13 @@ let elementwiseGrain = 32_768
 /// a caller-supplied closure per element use `parallelFor(_:grain:context:_:)` instead.
 @inline(__always)
 func parallelFor(_ n: Int, grain: Int, _ body: (Int, Int) -> Void) {
-    if n <= grain || ct_get_num_threads() <= 1 {
-        if n > 0 { body(0, n) }
-        return
-    }
     withoutActuallyEscaping(body) { escapable in
         var box = escapable
         withUnsafeMutablePointer(to: &box) { p in
-            ct_parallel_for(Int64(n), Int64(grain), { ctx, begin, end in
+            runRegion(n, grain: grain, context: UnsafeMutableRawPointer(p)) { ctx, begin, end in
                 let f = ctx!.assumingMemoryBound(to: ((Int, Int) -> Void).self).pointee
                 f(Int(begin), Int(end))
-            }, UnsafeMutableRawPointer(p))
+            }
         }
     }
 }
@@ -39,10 +35,6 @@ func parallelFor(_ n: Int, grain: Int, _ body: (Int, Int) -> Void) {
 /// pointer or plan would defeat that and leave one indirect call per element.
 @inline(__always)
 func parallelFor<Context>(_ n: Int, grain: Int, context: Context, _ body: (Context, Int, Int) -> Void) {
-    if n <= grain || ct_get_num_threads() <= 1 {
-        if n > 0 { body(context, 0, n) }
-        return
-    }
     var ctx = context
     withUnsafePointer(to: &ctx) { p in
         parallelForRaw(n, grain: grain, context: UnsafeRawPointer(p)) { raw, lo, hi in
@@ -56,13 +48,33 @@ func parallelFor<Context>(_ n: Int, grain: Int, context: Context, _ body: (Conte
 private func parallelForRaw(_ n: Int, grain: Int, context: UnsafeRawPointer,
                             _ body: (UnsafeRawPointer, Int, Int) -> Void) {
     withoutActuallyEscaping(body) { escapable in
-        var pair = (escapable, context)
-        withUnsafeMutablePointer(to: &pair) { p in
-            ct_parallel_for(Int64(n), Int64(grain), { raw, begin, end in
-                let q = raw!.assumingMemoryBound(to: (((UnsafeRawPointer, Int, Int) -> Void), UnsafeRawPointer).self)
-                q.pointee.0(q.pointee.1, Int(begin), Int(end))
-            }, UnsafeMutableRawPointer(p))
+        var region = RegionBody(run: escapable, context: context)
+        withUnsafeMutablePointer(to: &region) { p in
+            runRegion(n, grain: grain, context: UnsafeMutableRawPointer(p)) { raw, begin, end in
+                let r = raw!.assumingMemoryBound(to: RegionBody.self)
+                r.pointee.run(r.pointee.context, Int(begin), Int(end))
+            }
         }
+    }
+}
+
+/// A region's body and its context as the C callback receives them. A concrete type (not a tuple) stores the
+/// closure at its own abstraction, so calling it needs no reabstraction thunk.
+private struct RegionBody {
+    let run: (UnsafeRawPointer, Int, Int) -> Void
+    let context: UnsafeRawPointer
+}
+
+/// Calls `fn` over `[0, n)`: on this thread through `ct_run_range` when the work is one chunk, else as a
+/// pool region. Both paths reach the region body only through the C function pointer, so the optimizer
+/// emits each body once; calling it directly on the serial path inlined a second copy of every
+/// elementwise loop (about 2 MB of machine code over the CPU kernels; docs/performance.md §9).
+@inline(__always)
+private func runRegion(_ n: Int, grain: Int, context: UnsafeMutableRawPointer, _ fn: ct_range_fn) {
+    if n <= grain || ct_get_num_threads() <= 1 {
+        ct_run_range(Int64(n), fn, context)
+    } else {
+        ct_parallel_for(Int64(n), Int64(grain), fn, context)
     }
 }
 

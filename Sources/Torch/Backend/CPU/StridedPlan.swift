@@ -67,39 +67,60 @@ struct StridedPlan {
     /// Calls `body(count, o0, o1, o2)` for rows `range` (a sub-range of `0..<rows`), in order.
     @inline(__always)
     func forEachRow(_ range: Range<Int>, _ body: (Int, Int, Int, Int) -> Void) {
+        // A single-row plan's one row is its elements 0..<inner (none for an empty tensor).
+        forEachUnit(outerSizes.isEmpty ? 0..<(range.isEmpty ? 0 : inner) : range, body)
+    }
+
+    /// The units the parallel loops split: the elements of the one row of a single-row plan, else whole rows.
+    ///
+    /// Calls `body(count, o0, o1, o2)` for units `range`: one call for a range of elements, one per row
+    /// otherwise. `body` has one call site, so the loop it holds is emitted once wherever this is inlined.
+    @inline(__always)
+    func forEachUnit(_ range: Range<Int>, _ body: (Int, Int, Int, Int) -> Void) {
         if range.isEmpty { return }     // also covers empty tensors (a size-0 dim would divide by zero below)
-        let n = inner
         let outerRank = outerSizes.count
-        if outerRank == 0 {
-            if !range.isEmpty { body(n, 0, 0, 0) }
-            return
-        }
-        if outerRank == 1 {
-            let a = o0[0], b = o1[0], c = o2[0]
-            for r in range { body(n, r &* a, r &* b, r &* c) }
-            return
-        }
-        // Odometer over outer dims, started at range.lowerBound.
-        var idx = [Int](repeating: 0, count: outerRank)
-        var rem = range.lowerBound
+        var n = inner, calls = range.count
         var x = 0, y = 0, z = 0
-        for d in Swift.stride(from: outerRank - 1, through: 0, by: -1) {
-            idx[d] = rem % outerSizes[d]
-            rem /= outerSizes[d]
-            x += idx[d] * o0[d]; y += idx[d] * o1[d]; z += idx[d] * o2[d]
-        }
-        for _ in range {
-            body(n, x, y, z)
-            var d = outerRank - 1
-            while d >= 0 {
-                idx[d] += 1
-                x += o0[d]; y += o1[d]; z += o2[d]
-                if idx[d] < outerSizes[d] { break }
-                x -= o0[d] * outerSizes[d]; y -= o1[d] * outerSizes[d]; z -= o2[d] * outerSizes[d]
-                idx[d] = 0
-                d -= 1
+        var idx: [Int] = []
+        if outerRank == 0 {
+            let (s0, s1, s2) = innerStrides
+            let lo = range.lowerBound
+            n = calls; calls = 1
+            x = lo &* s0; y = lo &* s1; z = lo &* s2
+        } else if outerRank == 1 {
+            let r = range.lowerBound
+            x = r &* o0[0]; y = r &* o1[0]; z = r &* o2[0]
+        } else {
+            // Odometer over the outer dims, started at range.lowerBound.
+            idx = [Int](repeating: 0, count: outerRank)
+            var rem = range.lowerBound
+            for d in Swift.stride(from: outerRank - 1, through: 0, by: -1) {
+                idx[d] = rem % outerSizes[d]
+                rem /= outerSizes[d]
+                x += idx[d] * o0[d]; y += idx[d] * o1[d]; z += idx[d] * o2[d]
             }
         }
+        for _ in 0..<calls {
+            body(n, x, y, z)
+            if outerRank == 1 {
+                x &+= o0[0]; y &+= o1[0]; z &+= o2[0]
+            } else if outerRank > 1 {
+                var d = outerRank - 1
+                while d >= 0 {
+                    idx[d] += 1
+                    x += o0[d]; y += o1[d]; z += o2[d]
+                    if idx[d] < outerSizes[d] { break }
+                    x -= o0[d] * outerSizes[d]; y -= o1[d] * outerSizes[d]; z -= o2[d] * outerSizes[d]
+                    idx[d] = 0
+                    d -= 1
+                }
+            }
+        }
+    }
+
+    /// How `parallelRows` splits the work: units (elements of a single row, else rows) and the grain in units.
+    private var parallelUnits: (count: Int, grain: Int) {
+        outerSizes.isEmpty ? (inner, elementwiseGrain) : (rows, Swift.max(1, elementwiseGrain / Swift.max(inner, 1)))
     }
 
     /// Runs rows in parallel when the total work is large.
@@ -109,24 +130,8 @@ struct StridedPlan {
     /// `parallelRows(context:_:)` (see `parallelFor(_:grain:context:_:)`).
     @inline(__always)
     func parallelRows(_ body: (Int, Int, Int, Int) -> Void) {
-        if outerSizes.isEmpty {
-            // One long row: split it into chunks.
-            let (s0, s1, s2) = innerStrides
-            if inner <= elementwiseGrain {
-                body(inner, 0, 0, 0)
-            } else {
-                parallelFor(inner, grain: elementwiseGrain) { lo, hi in body(hi - lo, lo &* s0, lo &* s1, lo &* s2) }
-            }
-            return
-        }
-        let r = rows
-        let perRow = Swift.max(inner, 1)
-        let grainRows = Swift.max(1, elementwiseGrain / perRow)
-        if r <= grainRows {
-            forEachRow(0..<r, body)
-        } else {
-            parallelFor(r, grain: grainRows) { lo, hi in forEachRow(lo..<hi, body) }
-        }
+        let (units, grain) = parallelUnits
+        parallelFor(units, grain: grain) { lo, hi in forEachUnit(lo..<hi, body) }
     }
 }
 
@@ -134,25 +139,15 @@ extension StridedPlan {
     /// `parallelRows` for generic helpers: `body(context, count, o0, o1, o2)` gets its run-time
     /// data through `context` and captures only its caller's closure literals, so the element
     /// function is inlined into the loop the pool threads run (see `parallelFor(_:grain:context:_:)`).
+    /// `body` is inlined at one place, the region body, which the serial path calls too.
     @inline(__always)
     func parallelRows<Context>(context: Context, _ body: (Context, Int, Int, Int, Int) -> Void) {
-        if rows == 1 {
-            if inner <= elementwiseGrain { body(context, inner, 0, 0, 0); return }
-            // One long row: split it into chunks.
-            parallelFor(inner, grain: elementwiseGrain, context: (innerStrides, context)) { c, lo, hi in
-                let (s0, s1, s2) = c.0
-                body(c.1, hi - lo, lo &* s0, lo &* s1, lo &* s2)
+        let (units, grain) = parallelUnits
+        // The plan travels by address: a copy in the context would retain and release its four arrays per call.
+        withUnsafePointer(to: self) { plan in
+            parallelFor(units, grain: grain, context: (plan, context)) { c, lo, hi in
+                c.0.pointee.forEachUnit(lo..<hi) { body(c.1, $0, $1, $2, $3) }
             }
-            return
-        }
-        let r = rows
-        let grainRows = Swift.max(1, elementwiseGrain / Swift.max(inner, 1))
-        if r <= grainRows {
-            forEachRow(0..<r) { body(context, $0, $1, $2, $3) }
-            return
-        }
-        parallelFor(r, grain: grainRows, context: (self, context)) { c, lo, hi in
-            c.0.forEachRow(lo..<hi) { body(c.1, $0, $1, $2, $3) }
         }
     }
 }
