@@ -329,10 +329,6 @@ int ct_parallel_model_rows(ct_parallel_model_row *out, int capacity, uint64_t *w
   return k;
 }
 
-void ct_run_range(int64_t n, ct_range_fn fn, void *ctx) {
-  if (n > 0) fn(ctx, 0, n);
-}
-
 void ct_parallel_for(int64_t n, int64_t grain, ct_range_fn fn, void *ctx) {
   if (n <= 0) return;
   if (grain < 1) grain = 1;

@@ -73,11 +73,6 @@ typedef void (*ct_range_fn)(void *ctx, int64_t begin, int64_t end);
 /// process alive) and are re-created on demand in a fork()ed child.
 void ct_parallel_for(int64_t n, int64_t grain, ct_range_fn fn, void *ctx);
 
-/// Calls fn(ctx, 0, n) on this thread. Swift's serial path goes through here rather than calling the
-/// region body itself, so the optimizer emits each body once (as the pool's callback) instead of
-/// twice, once more inlined at the call site.
-void ct_run_range(int64_t n, ct_range_fn fn, void *ctx);
-
 /// One region body's totals in the parallel model (threadpool.c explains the model).
 typedef struct {
   const void *fn;        // the region's body

@@ -5,7 +5,9 @@ let elementwiseGrain = 32_768
 
 /// Runs `body` over `[0, n)` split into chunks across the thread pool (one parallel region).
 ///
-/// Runs on the calling thread when `n <= grain` or when one thread is set, which keeps tiny ops cheap.
+/// Runs on the calling thread when `n <= grain` or when one thread is set, which keeps tiny ops cheap: there `body`
+/// is inlined, a second copy beside the one the pool calls (calling it through the pool's function pointer instead
+/// cost the smallest ops 15–20 %; docs/performance.md §8).
 ///
 /// The pool's threads call `body` through a function pointer, so `body` is compiled as a
 /// stand-alone function: a loop written inside it is specialised as usual, but a *closure it
@@ -14,13 +16,17 @@ let elementwiseGrain = 32_768
 /// a caller-supplied closure per element use `parallelFor(_:grain:context:_:)` instead.
 @inline(__always)
 func parallelFor(_ n: Int, grain: Int, _ body: (Int, Int) -> Void) {
+    if n <= grain || ct_get_num_threads() <= 1 {
+        if n > 0 { body(0, n) }
+        return
+    }
     withoutActuallyEscaping(body) { escapable in
         var box = escapable
         withUnsafeMutablePointer(to: &box) { p in
-            runRegion(n, grain: grain, context: UnsafeMutableRawPointer(p)) { ctx, begin, end in
+            ct_parallel_for(Int64(n), Int64(grain), { ctx, begin, end in
                 let f = ctx!.assumingMemoryBound(to: ((Int, Int) -> Void).self).pointee
                 f(Int(begin), Int(end))
-            }
+            }, UnsafeMutableRawPointer(p))
         }
     }
 }
@@ -35,6 +41,17 @@ func parallelFor(_ n: Int, grain: Int, _ body: (Int, Int) -> Void) {
 /// pointer or plan would defeat that and leave one indirect call per element.
 @inline(__always)
 func parallelFor<Context>(_ n: Int, grain: Int, context: Context, _ body: (Context, Int, Int) -> Void) {
+    if n <= grain || ct_get_num_threads() <= 1 {
+        if n > 0 { body(context, 0, n) }
+        return
+    }
+    poolParallelFor(n, grain: grain, context: context, body)
+}
+
+/// `parallelFor(_:grain:context:_:)`'s pool region alone, for callers that handled the one-chunk case
+/// themselves: `body` is emitted once, as the function the pool calls.
+@inline(__always)
+func poolParallelFor<Context>(_ n: Int, grain: Int, context: Context, _ body: (Context, Int, Int) -> Void) {
     var ctx = context
     withUnsafePointer(to: &ctx) { p in
         parallelForRaw(n, grain: grain, context: UnsafeRawPointer(p)) { raw, lo, hi in
@@ -50,10 +67,10 @@ private func parallelForRaw(_ n: Int, grain: Int, context: UnsafeRawPointer,
     withoutActuallyEscaping(body) { escapable in
         var region = RegionBody(run: escapable, context: context)
         withUnsafeMutablePointer(to: &region) { p in
-            runRegion(n, grain: grain, context: UnsafeMutableRawPointer(p)) { raw, begin, end in
+            ct_parallel_for(Int64(n), Int64(grain), { raw, begin, end in
                 let r = raw!.assumingMemoryBound(to: RegionBody.self)
                 r.pointee.run(r.pointee.context, Int(begin), Int(end))
-            }
+            }, UnsafeMutableRawPointer(p))
         }
     }
 }
@@ -63,19 +80,6 @@ private func parallelForRaw(_ n: Int, grain: Int, context: UnsafeRawPointer,
 private struct RegionBody {
     let run: (UnsafeRawPointer, Int, Int) -> Void
     let context: UnsafeRawPointer
-}
-
-/// Calls `fn` over `[0, n)`: on this thread through `ct_run_range` when the work is one chunk, else as a
-/// pool region. Both paths reach the region body only through the C function pointer, so the optimizer
-/// emits each body once; calling it directly on the serial path inlined a second copy of every
-/// elementwise loop (about 2 MB of machine code over the CPU kernels; docs/performance.md §9).
-@inline(__always)
-private func runRegion(_ n: Int, grain: Int, context: UnsafeMutableRawPointer, _ fn: ct_range_fn) {
-    if n <= grain || ct_get_num_threads() <= 1 {
-        ct_run_range(Int64(n), fn, context)
-    } else {
-        ct_parallel_for(Int64(n), Int64(grain), fn, context)
-    }
 }
 
 /// Marks inter-op work as started and returns the thread count it must use: PyTorch's `get_pool()`, which

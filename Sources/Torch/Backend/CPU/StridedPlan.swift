@@ -1,3 +1,5 @@
+import CTorchKernels
+
 /// An iteration plan over up to three strided operands of one logical shape (operand 0 is
 /// usually the output). Size-1 dims are dropped and mergeable neighbours coalesced, so a
 /// contiguous or simply broadcast case becomes one long inner row.
@@ -139,13 +141,18 @@ extension StridedPlan {
     /// `parallelRows` for generic helpers: `body(context, count, o0, o1, o2)` gets its run-time
     /// data through `context` and captures only its caller's closure literals, so the element
     /// function is inlined into the loop the pool threads run (see `parallelFor(_:grain:context:_:)`).
-    /// `body` is inlined at one place, the region body, which the serial path calls too.
+    /// `body` is inlined twice: on this thread for work of one chunk, and as the function the pool calls.
     @inline(__always)
     func parallelRows<Context>(context: Context, _ body: (Context, Int, Int, Int, Int) -> Void) {
         let (units, grain) = parallelUnits
-        // The plan travels by address: a copy in the context would retain and release its four arrays per call.
-        withUnsafePointer(to: self) { plan in
-            parallelFor(units, grain: grain, context: (plan, context)) { c, lo, hi in
+        if units <= grain || ct_get_num_threads() <= 1 {
+            forEachUnit(0..<units) { body(context, $0, $1, $2, $3) }
+            return
+        }
+        // The plan travels by address, so the pool threads do not each copy (retain and release) its arrays.
+        var plan = self
+        withUnsafePointer(to: &plan) { p in
+            poolParallelFor(units, grain: grain, context: (p, context)) { c, lo, hi in
                 c.0.pointee.forEachUnit(lo..<hi) { body(c.1, $0, $1, $2, $3) }
             }
         }
