@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Automatic mixed precision (PyTorch's `torch.amp` / `torch.autocast`): regions where matrix products and
 /// convolutions run in float16 or bfloat16 while precision-sensitive ops (softmax, losses, norms, reductions)
 /// run in float32, and ``torch/amp/GradScaler`` to keep float16 gradients from underflowing.
@@ -120,18 +116,15 @@ final class AutocastState {
 /// only inside a region and cleared while an op runs on inputs autocast already cast (PyTorch's redispatch
 /// below the Autocast key) and during backward.
 enum Autocast {
-    private static let key: pthread_key_t = {
-        var k = pthread_key_t()
-        pthread_key_create(&k, nil)
-        return k
-    }()
+    /// The retained state of the outermost region, nil outside one and while suspended.
+    private static let slot = ThreadLocalSlot("torch.autocast")
 
     /// True on this thread inside an autocast region (enabled or not) and outside a suspension.
-    static var isActive: Bool { @inline(__always) get { pthread_getspecific(key) != nil } }
+    static var isActive: Bool { @inline(__always) get { slot.pointer != nil } }
 
     /// This thread's state, when inside a region and not suspended.
     static var state: AutocastState? {
-        guard let p = pthread_getspecific(key) else { return nil }
+        guard let p = slot.pointer else { return nil }
         return Unmanaged<AutocastState>.fromOpaque(p).takeUnretainedValue()
     }
 
@@ -154,12 +147,12 @@ enum Autocast {
         }
         if let cacheEnabled { s.cacheEnabled = cacheEnabled }
         let unmanaged = Unmanaged.passRetained(s)
-        if outer == nil { pthread_setspecific(key, unmanaged.toOpaque()) }
+        if outer == nil { slot.pointer = unmanaged.toOpaque() }
         defer {
             (s.cpuEnabled, s.cpuDtype, s.cudaEnabled, s.cudaDtype, s.cacheEnabled) = saved
             if outer == nil {
                 s.cache.removeAll()
-                pthread_setspecific(key, nil)
+                slot.pointer = nil
             }
             unmanaged.release()
         }
@@ -169,9 +162,9 @@ enum Autocast {
     /// Runs `body` with autocast off on this thread (ops whose inputs autocast has already cast, and backward),
     /// restoring it after.
     @inline(__always) static func suspended<R>(_ body: () throws -> R) rethrows -> R {
-        guard let p = pthread_getspecific(key) else { return try body() }
-        pthread_setspecific(key, nil)
-        defer { pthread_setspecific(key, p) }
+        guard let p = slot.pointer else { return try body() }
+        slot.pointer = nil
+        defer { slot.pointer = p }
         return try body()
     }
 

@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Releases long chains of graph objects iteratively. Without it, freeing the last tensor of a
 /// 100,000-op chain would recurse through 100,000 nested deinits and overflow the stack.
 /// Deinits hand their strong references here; the outermost caller drains them in a loop.
@@ -9,16 +5,14 @@ final class DeferredRelease {
     private var pending: [Any] = []
     private var draining = false
 
-    private static let key: pthread_key_t = {
-        var k = pthread_key_t()
-        pthread_key_create(&k) { p in if let p { Unmanaged<DeferredRelease>.fromOpaque(p).release() } }
-        return k
-    }()
+    private static let slot = ThreadLocalSlot("DeferredRelease") { p in
+        if let p { Unmanaged<DeferredRelease>.fromOpaque(p).release() }
+    }
 
     private static var current: DeferredRelease {
-        if let p = pthread_getspecific(key) { return Unmanaged<DeferredRelease>.fromOpaque(p).takeUnretainedValue() }
+        if let p = slot.pointer { return Unmanaged<DeferredRelease>.fromOpaque(p).takeUnretainedValue() }
         let d = DeferredRelease()
-        pthread_setspecific(key, Unmanaged.passRetained(d).toOpaque())
+        slot.pointer = Unmanaged.passRetained(d).toOpaque()
         return d
     }
 

@@ -1,19 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Per-thread switch that turns graph recording on and off (`torch.noGrad`).
 enum GradMode {
-    private static let key: pthread_key_t = {
-        var k = pthread_key_t()
-        pthread_key_create(&k, nil)
-        return k
-    }()
+    /// 0 while recording (every thread starts so), 1 inside `torch.noGrad`.
+    private static let slot = ThreadLocalSlot("GradMode")
 
     /// True when operations record autograd nodes on this thread (the default).
     static var isEnabled: Bool {
-        @inline(__always) get { pthread_getspecific(key) == nil }
-        set { pthread_setspecific(key, newValue ? nil : UnsafeRawPointer(bitPattern: 1)) }
+        @inline(__always) get { slot.word == 0 }
+        set { slot.word = newValue ? 0 : 1 }
     }
 
     /// Runs `body` with recording set to `enabled`, restoring the previous state after.

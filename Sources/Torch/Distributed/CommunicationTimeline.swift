@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 extension nn.parallel.DistributedDataParallel {
     /// Where the gradient averaging of synchronised backward passes spent its time, averaged over the
     /// iterations recorded since the last `resetCommunicationTimeline()` (recorded only when

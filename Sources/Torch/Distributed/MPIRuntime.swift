@@ -1,5 +1,4 @@
 import CMPIShim
-import Glibc
 
 /// The process-wide MPI state behind `dist`: loading libmpi, `MPI_Init_thread`, error codes.
 enum MPIRuntime {

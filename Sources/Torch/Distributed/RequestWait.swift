@@ -1,5 +1,4 @@
 import CMPIShim
-import Glibc
 
 /// How `dist` waits for the all-reduces and broadcasts on its hot paths (DDP's buckets and buffers,
 /// `allReduce`, `broadcast`), chosen with SWIFTTORCH_MPI_WAIT:

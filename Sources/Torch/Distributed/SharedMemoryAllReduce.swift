@@ -1,5 +1,4 @@
 import CMPIShim
-import Glibc
 
 /// Which algorithm sums a float buffer over a group's ranks, chosen per call site:
 ///

@@ -1,8 +1,4 @@
 import CMPIShim
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Guards every blocking MPI call with the process group's timeout: MPI itself waits forever for a
 /// rank that is alive but never joins a collective (stuck, or throwing past it), so a background
 /// thread checks the calls in flight and, past their deadline, prints which call timed out and

@@ -1,8 +1,4 @@
 @_spi(Reflection) import Swift
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Fast discovery of a module's stored submodules and parameters.
 ///
 /// `Mirror` costs about 3 µs per stored property, which would make `parameters()` or
@@ -260,12 +256,8 @@ protocol ModuleArrayField {
 extension Array: ModuleArrayField where Element: nn.Module {
     static func loadModules(_ p: UnsafeRawPointer) -> [nn.Module] { p.load(as: Self.self).map { $0 } }
     static func storeModules(_ modules: [nn.Module], _ p: UnsafeMutableRawPointer) -> Bool {
-        var typed: [Element] = []
-        typed.reserveCapacity(modules.count)
-        for m in modules {
-            guard let e = m as? Element else { return false }
-            typed.append(e)
-        }
+        // A conditional cast of the whole array checks every element, as a loop would.
+        guard let typed = modules as? [Element] else { return false }
         p.assumingMemoryBound(to: Self.self).pointee = typed
         return true
     }
@@ -280,12 +272,8 @@ protocol TensorArrayField {
 extension Array: TensorArrayField where Element: Tensor {
     static func loadTensors(_ p: UnsafeRawPointer) -> [Tensor] { p.load(as: Self.self).map { $0 } }
     static func storeTensors(_ tensors: [Tensor], _ p: UnsafeMutableRawPointer) -> Bool {
-        var typed: [Element] = []
-        typed.reserveCapacity(tensors.count)
-        for t in tensors {
-            guard let e = t as? Element else { return false }
-            typed.append(e)
-        }
+        // A conditional cast of the whole array checks every element, as a loop would.
+        guard let typed = tensors as? [Element] else { return false }
         p.assumingMemoryBound(to: Self.self).pointee = typed
         return true
     }

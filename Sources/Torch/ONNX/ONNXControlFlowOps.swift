@@ -17,6 +17,12 @@ enum ONNXControlFlow {
             if let t = types[name] { emulated = t }
             insTypes.append(ONNXEmulated.type(v, types[name]))
         }
+        if !node.unfused.isEmpty, emulated != nil || ONNXEmulated.alwaysTyped.contains(node.opType) {
+            // The typed kernels of emulated element types know nothing of fusions: run the file's nodes one by one.
+            for n in node.unfused { try runNode(n, nil, &values, &types) }
+            for n in node.unfused.dropLast() { for o in n.outputs { values[o] = nil; types[o] = nil } }
+            return
+        }
         let inputs = ONNXInputs(values: ins, node: node)
         let results: [(Tensor, Int32?)]
         if ops.contains(node.opType) {

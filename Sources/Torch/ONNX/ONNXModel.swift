@@ -275,6 +275,7 @@ public final class ONNXModel {
             kept.append((node, kernel))
         }
         foldableValue = { _ in false }
+        kept = ONNXFusion.fuseRelu(kept, graphOutputs: Set(outs))
         nodes = kept
 
         // Free each intermediate after its last use (graph outputs and constants are kept).

@@ -9,12 +9,14 @@ struct ONNXNode {
     let domain: String
     let opset: Int64
     let inputs: [String]
-    let outputs: [String]
+    var outputs: [String]
     let attributes: [String: (index: Int, proto: Onnx_AttributeProto)]
     /// The model's folder, for tensor attributes with external data.
     let baseDirectory: String?
     /// The values the node's subgraphs (If, Loop, Scan) read from the scope around them.
     let implicitInputs: [String]
+    /// For a node the importer fused (`ONNXFusion`): the file's nodes it stands for, in order; empty otherwise.
+    var unfused: [ONNXNode] = []
 
     init(index: Int, proto: Onnx_NodeProto, opset: Int64, baseDirectory: String?, fieldPrefix: String = "graph.node") {
         self.index = index

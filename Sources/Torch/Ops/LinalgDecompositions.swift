@@ -2,10 +2,6 @@
 // their backward formulas (PyTorch's, from `FunctionsManual.cpp`). The numerics are in
 // `LinalgKernels`; the batching, dtype and error conventions are those described in Linalg.swift.
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 // MARK: - SVD
 
 extension torch.linalg {

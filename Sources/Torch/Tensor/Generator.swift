@@ -286,7 +286,7 @@ extension torch {
     /// `withThreadDefaultGenerator` (a `DataLoader` worker), that thread's own, as each PyTorch worker
     /// process has its own seeded default generator.
     public static var defaultGenerator: Generator {
-        guard let raw = pthread_getspecific(threadGeneratorKey) else { return processDefaultGenerator }
+        guard let raw = threadGeneratorSlot.pointer else { return processDefaultGenerator }
         return Unmanaged<Generator>.fromOpaque(raw).takeUnretainedValue()
     }
 
@@ -299,11 +299,11 @@ extension torch {
     /// torch.withThreadDefaultGenerator(g) { torch.rand(2) }   // draws from g
     /// ```
     public static func withThreadDefaultGenerator<R>(_ generator: Generator, _ body: () throws -> R) rethrows -> R {
-        let previous = pthread_getspecific(threadGeneratorKey)
+        let previous = threadGeneratorSlot.pointer
         let retained = Unmanaged.passRetained(generator)
-        pthread_setspecific(threadGeneratorKey, retained.toOpaque())
+        threadGeneratorSlot.pointer = retained.toOpaque()
         defer {
-            pthread_setspecific(threadGeneratorKey, previous)
+            threadGeneratorSlot.pointer = previous
             retained.release()
         }
         return try body()
@@ -328,8 +328,4 @@ extension torch {
 }
 
 /// The thread-specific slot behind `torch.withThreadDefaultGenerator`.
-private let threadGeneratorKey: pthread_key_t = {
-    var key = pthread_key_t()
-    precondition(pthread_key_create(&key, nil) == 0, "torch.defaultGenerator: pthread_key_create failed")
-    return key
-}()
+private let threadGeneratorSlot = ThreadLocalSlot("torch.defaultGenerator")

@@ -3,10 +3,6 @@
 // The Tensor's `description` calls `TensorFormatter.repr(...)` with a closure that reads
 // elements in row-major logical order, so this file does not depend on the Tensor type.
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The equivalent of `torch.set_printoptions`: how tensors are turned into text.
 ///
 /// ```swift

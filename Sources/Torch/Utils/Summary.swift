@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// torchsummary's model table (`from torchsummary import summary`), as `summary(model, (2,))` prints it.
 ///
 /// Runs the model once on a random batch of 2 (so BatchNorm works, as torchsummary does) with a

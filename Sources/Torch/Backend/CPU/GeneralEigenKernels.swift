@@ -6,10 +6,6 @@
 // matches LAPACK/torch for n < 75 up to rounding ties (LAPACK switches to aggressive early
 // deflation for larger n). Part of `LinalgKernels` (LinalgKernels.swift), whose conventions apply.
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 extension LinalgKernels {
 
     // MARK: - General (nonsymmetric) eigenproblem

@@ -3,10 +3,6 @@
 // `tred2`/`tql2`). Part of `LinalgKernels` (LinalgKernels.swift), whose conventions apply:
 // one row-major `Double` matrix per call, NaN outputs for non-finite input, power-of-two scaling.
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 extension LinalgKernels {
 
     // MARK: - Symmetric eigenproblem

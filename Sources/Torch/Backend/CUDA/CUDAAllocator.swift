@@ -1,8 +1,4 @@
 import CCUDAShim
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// PyTorch's caching allocator for device memory, simplified: requests are rounded to size classes, freed
 /// blocks wait in per-size free lists, and `cuMemFree` runs only when the cache is emptied or an allocation
 /// fails. So a training step that repeats the same shapes allocates nothing from the driver after its first

@@ -1,24 +1,14 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The calling thread's current CUDA device: PyTorch's `torch.cuda.current_device()`, which, like
 /// `cudaSetDevice`, is per host thread (a new thread starts on device 0). It names the device that `x.cuda()`,
 /// `Device("cuda")`, `torch.cuda.manualSeed` and the memory figures use when no index is given; ops run on their
 /// tensors' device whatever it is.
 enum CUDACurrentDevice {
-    private static let key: pthread_key_t = {
-        var k = pthread_key_t()
-        pthread_key_create(&k, nil)
-        return k
-    }()
+    /// The index + 1, so that a thread that never set it reads 0 (device 0).
+    private static let slot = ThreadLocalSlot("torch.cuda.current_device")
 
-    /// The index (0 until set on this thread); stored as index + 1 so that "unset" is nil.
+    /// The index (0 until set on this thread).
     static var index: Int {
-        @inline(__always) get {
-            guard let p = pthread_getspecific(key) else { return 0 }
-            return Int(bitPattern: p) - 1
-        }
-        set { pthread_setspecific(key, UnsafeRawPointer(bitPattern: newValue + 1)) }
+        @inline(__always) get { Swift.max(slot.word - 1, 0) }
+        set { slot.word = newValue + 1 }
     }
 }

@@ -1,8 +1,4 @@
 import CCUDAShim
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// A failure that comes from outside the program: a missing or unusable CUDA library, a kernel the
 /// compiler rejected, a driver call that failed. Thrown by the APIs that can throw (`torch.cuda.init()`,
 /// `KernelCompiler`); inside tensor ops, which cannot throw, the same text stops the program.

@@ -1,8 +1,4 @@
 import CCUDAShim
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Convolutions on CUDA through cuDNN 9's legacy convolution API (stcu_cudnn.h), the path `CUDAConvolution`
 /// takes first whenever cuDNN loaded, `torch.backends.cudnn.enabled` is true and cuDNN can take the problem
 /// (`route`); everything else runs as im2col + cuBLAS.

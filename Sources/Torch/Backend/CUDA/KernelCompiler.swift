@@ -1,8 +1,4 @@
 import CCUDAShim
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Compiles kernel modules: NVRTC to a CUBIN for the device's own architecture (docs/architecture.md §7), or, under the
 /// emulator, the host C++ compiler to a shared object. Results are cached on disk under
 /// `~/.cache/swifttorch/kernels` (or `$SWIFTTORCH_KERNEL_CACHE`, or `$XDG_CACHE_HOME/swifttorch/kernels`),

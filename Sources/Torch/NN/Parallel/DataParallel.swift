@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 extension nn {
     /// PyTorch's `nn.DataParallel`: runs `module` on several GPUs of this machine, each on a slice of the batch.
     ///

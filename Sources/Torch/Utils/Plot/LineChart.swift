@@ -1,10 +1,6 @@
 // Line charts without Python: the chart model, its axes, and SVG output. Raster output (for PNG
 // files and TensorBoard) is in ChartRaster.swift.
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 extension utils {
     /// Plots without Python: ``LineChart`` (loss curves, several series, legend, log scale) and
     /// ``ImageGrid`` (sample images), written as SVG or rendered to a uint8 image tensor (which

@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 extension utils.tensorboard {
     /// One logged scalar, as read back from an event file.
     public struct ScalarEvent: Sendable, Equatable {

@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The fields of TensorBoard's `HistogramProto`, computed as PyTorch's `add_histogram` does:
 /// `numpy.histogram(values, bins)` (numpy's `auto` rule by default), then the empty bins at both
 /// ends dropped, keeping the left edge of the first non-empty bin as an extra limit with count 0.

@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 extension utils {
     /// PyTorch's `torch.utils.tensorboard`.
     public enum tensorboard {}
