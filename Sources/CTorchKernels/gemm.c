@@ -142,6 +142,27 @@ void ct_sgemm(int64_t M, int64_t N, int64_t K, float alpha, const float *A, int6
   }
 }
 
+void ct_sgemm_pack_a(int64_t M, int64_t K, const float *A, int64_t rsa, int64_t csa, float *packed) {
+  switch (ct_isa_level()) {
+#if CT_X86
+  case CT_ISA_AVX512: pack_a_avx512_s(M, K, A, rsa, csa, packed); return;
+  case CT_ISA_AVX2: pack_a_avx2_s(M, K, A, rsa, csa, packed); return;
+#endif
+  default: pack_a_base_s(M, K, A, rsa, csa, packed); return;
+  }
+}
+
+void ct_sgemm_prepacked(int64_t M, int64_t N, int64_t K, float alpha, const float *packed_a,
+                        const float *B, int64_t rsb, int64_t csb, float beta, float *C, int64_t rsc) {
+  switch (ct_isa_level()) {
+#if CT_X86
+  case CT_ISA_AVX512: gemm_prepacked_avx512_s(M, N, K, alpha, packed_a, B, rsb, csb, beta, C, rsc); return;
+  case CT_ISA_AVX2: gemm_prepacked_avx2_s(M, N, K, alpha, packed_a, B, rsb, csb, beta, C, rsc); return;
+#endif
+  default: gemm_prepacked_base_s(M, N, K, alpha, packed_a, B, rsb, csb, beta, C, rsc); return;
+  }
+}
+
 void ct_dgemm(int64_t M, int64_t N, int64_t K, double alpha, const double *A, int64_t rsa,
               int64_t csa, const double *B, int64_t rsb, int64_t csb, double beta, double *C,
               int64_t rsc) {

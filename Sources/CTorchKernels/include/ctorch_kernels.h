@@ -125,6 +125,13 @@ void ct_sgemm(int64_t M, int64_t N, int64_t K, float alpha,
               const float *B, int64_t rsb, int64_t csb,
               float beta, float *C, int64_t rsc);
 
+/// A (M x K, element (i, k) at A[i*rsa + k*csa]) packed once for ct_sgemm_prepacked: M*K floats at
+/// `packed`, laid out for the current ISA level (ct_isa_level()), and valid only for that level.
+void ct_sgemm_pack_a(int64_t M, int64_t K, const float *A, int64_t rsa, int64_t csa, float *packed);
+/// ct_sgemm with A from ct_sgemm_pack_a at the same ISA level, for N of at least 16 (the same results
+/// as ct_sgemm on the unpacked A, bit for bit).
+void ct_sgemm_prepacked(int64_t M, int64_t N, int64_t K, float alpha, const float *packed_a,
+                        const float *B, int64_t rsb, int64_t csb, float beta, float *C, int64_t rsc);
 void ct_dgemm(int64_t M, int64_t N, int64_t K, double alpha,
               const double *A, int64_t rsa, int64_t csa,
               const double *B, int64_t rsb, int64_t csb,

@@ -17,6 +17,9 @@ public final class Storage {
     @usableFromInline let isHost: Bool
     /// In-place modification counter.
     @exclusivity(unchecked) public internal(set) var version: Int = 0
+    /// A kernel's prepared form of this storage's contents (a packed GEMM weight, `PackedGEMMWeight`), which checks
+    /// `version` before reuse; read and written under that type's lock.
+    var preparedOperand: AnyObject?
     /// Keeps an external owner (e.g. a memory map) alive; nil for our own allocations.
     private let owner: AnyObject?
     /// Who gives the memory back, and how much was reserved.

@@ -8,9 +8,17 @@ enum CPUConvolution {
         var cropped = crop
         func run<T: ConvElement>(_: T.Type) {
             if cropped == nil { cropped = ConvWeightCrop(w, g, T.self) }
+            // A cropped weight is new in every call: only the caller's own weight is worth packing once.
+            var packed: PackedGEMMWeight?
+            let packedWeight = { () -> UnsafePointer<Float>? in
+                guard T.self == Float.self, cropped == nil, g.groups == 1 else { return nil }
+                if packed == nil { packed = PackedGEMMWeight.lookup(w, rows: g.smallChannels, cols: g.colRows) }
+                return packed.map { UnsafePointer($0.pointer) }
+            }
             convSmallFromBigKernel(UnsafePointer(x.pointer(T.self)), UnsafePointer((cropped?.weight ?? w).pointer(T.self)),
                                    bias: b.map { UnsafePointer($0.pointer(T.self)) }, out.pointer(T.self), batch: outShape[0],
-                                   cropped?.geometry ?? g)
+                                   cropped?.geometry ?? g, packedWeight: packedWeight)
+            withExtendedLifetime(packed) {}
         }
         withConvElement(x.dtype, "conv") { run($0) }
         crop = cropped

@@ -230,10 +230,26 @@ private func copyImageRows<T>(_ tensor: UnsafeMutablePointer<T>, imageStride: In
     }
 }
 
+/// C (m × n, row stride n) = W (m × k, contiguous) · B (k × n, row stride n) + beta·C: the forward GEMM of one
+/// group, from the packed weight when there is one (float32, one group, n at least 16: see `ct_sgemm_prepacked`).
+@inline(__always)
+private func weightGEMM<T: ConvElement>(_ m: Int, _ n: Int, _ k: Int, _ w: UnsafePointer<T>, _ b: UnsafePointer<T>,
+                                        beta: T, _ c: UnsafeMutablePointer<T>, groups: Int,
+                                        _ packed: UnsafePointer<Float>?) {
+    if T.self == Float.self, groups == 1, n >= 16, let packed {
+        ct_sgemm_prepacked(Int64(m), Int64(n), Int64(k), 1, packed, UnsafeRawPointer(b).assumingMemoryBound(to: Float.self),
+                           Int64(n), 1, unsafeBitCast(beta, to: Float.self),
+                           UnsafeMutableRawPointer(c).assumingMemoryBound(to: Float.self), Int64(n))
+        return
+    }
+    T.gemm(m, n, k, w, k, 1, b, n, 1, beta: beta, c, n)
+}
+
 /// Y = conv(X, W) (+ bias per small channel). `x` is `[n, Cbig, big]`, `w` `[Csmall, Cbig/groups, kernel]`,
 /// `y` `[n, Csmall, small]`, all contiguous; every tap of `g` live.
 func convSmallFromBigKernel<T: ConvElement>(_ x: UnsafePointer<T>, _ w: UnsafePointer<T>, bias: UnsafePointer<T>?,
-                                            _ y: UnsafeMutablePointer<T>, batch n: Int, _ g: ConvGeometry) {
+                                            _ y: UnsafeMutablePointer<T>, batch n: Int, _ g: ConvGeometry,
+                                            packedWeight: () -> UnsafePointer<Float>? = { nil }) {
     assert(g.liveTaps == nil, "crop dead taps first (ConvWeightCrop)")
     if DepthwiseConvolution.applies(g) { return depthwiseSmallFromBig(x, w, bias: bias, y, batch: n, g) }
     if T.self == Float.self, let problem = WinogradProblem(forward: g, batch: n) {
@@ -252,6 +268,7 @@ func convSmallFromBigKernel<T: ConvElement>(_ x: UnsafePointer<T>, _ w: UnsafePo
     let cbg = g.bigChannels / g.groups, csg = g.smallChannels / g.groups
     let chunks = gemmImageChunks(g, batch: n)
     let pointwise = g.isPointwise, plan = Im2colPlan(g)
+    let packed = packedWeight()     // before the threads start: the lookup may pack
     forEachImageChunk(n, chunks: chunks) { _, images in
         let block = imagesPerGEMM(g, images: images.count)
         if block > 1 {
@@ -264,8 +281,8 @@ func convSmallFromBigKernel<T: ConvElement>(_ x: UnsafePointer<T>, _ w: UnsafePo
                     if let bias {
                         for r in 0..<csg { (out.pointer + r * ld).update(repeating: bias[grp * csg + r], count: ld) }
                     }
-                    T.gemm(csg, ld, K, w + grp * csg * K, K, 1, UnsafePointer(col.pointer), ld, 1, beta: bias == nil ? 0 : 1,
-                           out.pointer, ld)
+                    weightGEMM(csg, ld, K, w + grp * csg * K, UnsafePointer(col.pointer), beta: bias == nil ? 0 : 1, out.pointer,
+                               groups: g.groups, packed)
                     copyImageRows(y + (first * g.smallChannels + grp * csg) * P, imageStride: g.smallChannels * P, rows: csg,
                                   count: count, plane: P, out.pointer, toBlock: false)
                 }
@@ -291,7 +308,7 @@ func convSmallFromBigKernel<T: ConvElement>(_ x: UnsafePointer<T>, _ w: UnsafePo
                 } else {
                     b = xg
                 }
-                T.gemm(csg, P, K, w + grp * csg * K, K, 1, b, P, 1, beta: beta, yg, P)
+                weightGEMM(csg, P, K, w + grp * csg * K, b, beta: beta, yg, groups: g.groups, packed)
             }
         }
         col?.free()
