@@ -231,12 +231,12 @@ private func copyImageRows<T>(_ tensor: UnsafeMutablePointer<T>, imageStride: In
 }
 
 /// C (m × n, row stride n) = W (m × k, contiguous) · B (k × n, row stride n) + beta·C: the forward GEMM of one
-/// group, from the packed weight when there is one (float32, one group, n at least 16: see `ct_sgemm_prepacked`).
+/// group, from the packed weight when there is one (float32 and one group, so `packed` is `w`) and n is at least 16
+/// (see `ct_sgemm_prepacked`).
 @inline(__always)
 private func weightGEMM<T: ConvElement>(_ m: Int, _ n: Int, _ k: Int, _ w: UnsafePointer<T>, _ b: UnsafePointer<T>,
-                                        beta: T, _ c: UnsafeMutablePointer<T>, groups: Int,
-                                        _ packed: UnsafePointer<Float>?) {
-    if T.self == Float.self, groups == 1, n >= 16, let packed {
+                                        beta: T, _ c: UnsafeMutablePointer<T>, _ packed: UnsafePointer<Float>?) {
+    if T.self == Float.self, n >= 16, let packed {
         ct_sgemm_prepacked(Int64(m), Int64(n), Int64(k), 1, packed, UnsafeRawPointer(b).assumingMemoryBound(to: Float.self),
                            Int64(n), 1, unsafeBitCast(beta, to: Float.self),
                            UnsafeMutableRawPointer(c).assumingMemoryBound(to: Float.self), Int64(n))
@@ -281,8 +281,7 @@ func convSmallFromBigKernel<T: ConvElement>(_ x: UnsafePointer<T>, _ w: UnsafePo
                     if let bias {
                         for r in 0..<csg { (out.pointer + r * ld).update(repeating: bias[grp * csg + r], count: ld) }
                     }
-                    weightGEMM(csg, ld, K, w + grp * csg * K, UnsafePointer(col.pointer), beta: bias == nil ? 0 : 1, out.pointer,
-                               groups: g.groups, packed)
+                    weightGEMM(csg, ld, K, w + grp * csg * K, UnsafePointer(col.pointer), beta: bias == nil ? 0 : 1, out.pointer, packed)
                     copyImageRows(y + (first * g.smallChannels + grp * csg) * P, imageStride: g.smallChannels * P, rows: csg,
                                   count: count, plane: P, out.pointer, toBlock: false)
                 }
@@ -308,7 +307,7 @@ func convSmallFromBigKernel<T: ConvElement>(_ x: UnsafePointer<T>, _ w: UnsafePo
                 } else {
                     b = xg
                 }
-                weightGEMM(csg, P, K, w + grp * csg * K, b, beta: beta, yg, groups: g.groups, packed)
+                weightGEMM(csg, P, K, w + grp * csg * K, b, beta: beta, yg, packed)
             }
         }
         col?.free()

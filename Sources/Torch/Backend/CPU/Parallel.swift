@@ -7,7 +7,7 @@ let elementwiseGrain = 32_768
 ///
 /// Runs on the calling thread when `n <= grain` or when one thread is set, which keeps tiny ops cheap: there `body`
 /// is inlined, a second copy beside the one the pool calls (calling it through the pool's function pointer instead
-/// cost the smallest ops 15–20 %; docs/performance.md §8).
+/// made `add` of 10 floats 16 % slower; docs/performance.md §8).
 ///
 /// The pool's threads call `body` through a function pointer, so `body` is compiled as a
 /// stand-alone function: a loop written inside it is specialised as usual, but a *closure it
