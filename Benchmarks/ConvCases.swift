@@ -96,6 +96,12 @@ func registerConvCases() {
     register("lenet5_step", threads: [1, 2], "tutorial 001 LeNet-5 train step, batch 64 3x32x32, SGD momentum 0.9 (ms)", lenetStepCase)
     register("cnn_epoch", "2 conv+BN+pool, 2 linear CNN, one Fashion-MNIST epoch, batch 64, Adam (s)", cnnEpochCase)
     register("resnet18_fwd", "torchvision resnet18 eval forward, batch 1 of 3x224x224, no grad (ms)", resnet18ForwardCase)
+    register("deep_conv_b1_packed",
+             "resnet18 layer3 + layer4 3x3 convs at batch 1 under noGrad: Winograd on filters packed once (ms)",
+             deepConvBatch1Case(packed: true))
+    register("deep_conv_b1_recorded",
+             "the same two convs recording autograd through the weights: im2col GEMMs packed per call (ms)",
+             deepConvBatch1Case(packed: false))
     register("depthwise_conv_fwdbwd", "F.conv2d depthwise 3x3 pad 1, 96 channels, batch 8 of 56x56, forward + backward (ms)",
              depthwiseConvCase)
     register("mobilenet_v2_fwd", "torchvision mobilenet_v2 eval forward, batch 1 of 3x224x224, no grad (ms)", mobileNetV2ForwardCase)
@@ -200,4 +206,24 @@ func resnet18ScalingCase(_ s: BenchSettings) -> BenchResult {
                                ("ms_n_threads", .number(median(many) * 1e3)),
                                ("cpu_ms_1_thread", .number(median(cpuOne) * 1e3)),
                                ("cpu_ms_n_threads", .number(median(cpuMany) * 1e3))])
+}
+
+/// ResNet-18's deep-stage 3×3 convolutions at batch 1, one after the other: layer3's (256 channels, 14×14) and
+/// layer4's (512 channels, 7×7), with bias (ms per pair). `packed`: under noGrad, where the weights are packed once
+/// and both run Winograd on the packed filters; otherwise with autograd recording through the weights, where they
+/// are packed per call and both run as im2col GEMMs (too few tiles to transform the filters per call). The two
+/// cases are the same arithmetic by the two paths, timed in one build.
+func deepConvBatch1Case(packed: Bool) -> (BenchSettings) -> BenchResult {
+    { s in
+        let layer3 = nn.Conv2d(256, 256, 3, padding: 1), layer4 = nn.Conv2d(512, 512, 3, padding: 1)
+        let x3 = torch.randn(1, 256, 14, 14), x4 = torch.randn(1, 512, 7, 7)
+        let t = measure(s) { iters in
+            if packed {
+                torch.noGrad { for _ in 0..<iters { discard(layer3(x3)); discard(layer4(x4)) } }
+            } else {
+                for _ in 0..<iters { discard(layer3(x3)); discard(layer4(x4)) }
+            }
+        }
+        return .millis(t)
+    }
 }

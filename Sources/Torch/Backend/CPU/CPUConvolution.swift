@@ -9,11 +9,11 @@ enum CPUConvolution {
         func run<T: ConvElement>(_: T.Type) {
             if cropped == nil { cropped = ConvWeightCrop(w, g, T.self) }
             // A cropped weight is new in every call: only the caller's own weight is worth packing once. The kernel
-            // asks (once) only on its im2col GEMM path; `packed` is held until it returns.
+            // asks (once) on its im2col GEMM and Winograd paths; `packed` is held until it returns.
             var packed: PackedGEMMWeight?
-            let packedWeight = { () -> UnsafePointer<Float>? in
+            let packedWeight = { (form: PackedGEMMWeight.Form) -> UnsafePointer<Float>? in
                 guard T.self == Float.self, cropped == nil, g.groups == 1 else { return nil }
-                packed = PackedGEMMWeight.lookup(w, rows: g.smallChannels, cols: g.colRows)
+                packed = PackedGEMMWeight.lookup(w, form)
                 return packed.map { UnsafePointer($0.pointer) }
             }
             convSmallFromBigKernel(UnsafePointer(x.pointer(T.self)), UnsafePointer((cropped?.weight ?? w).pointer(T.self)),

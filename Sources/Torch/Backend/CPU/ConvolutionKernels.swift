@@ -249,14 +249,19 @@ private func weightGEMM<T: ConvElement>(_ m: Int, _ n: Int, _ k: Int, _ w: Unsaf
 /// `y` `[n, Csmall, small]`, all contiguous; every tap of `g` live.
 func convSmallFromBigKernel<T: ConvElement>(_ x: UnsafePointer<T>, _ w: UnsafePointer<T>, bias: UnsafePointer<T>?,
                                             _ y: UnsafeMutablePointer<T>, batch n: Int, _ g: ConvGeometry,
-                                            packedWeight: () -> UnsafePointer<Float>? = { nil }) {
+                                            packedWeight: (PackedGEMMWeight.Form) -> UnsafePointer<Float>? = { _ in nil }) {
     assert(g.liveTaps == nil, "crop dead taps first (ConvWeightCrop)")
     if DepthwiseConvolution.applies(g) { return depthwiseSmallFromBig(x, w, bias: bias, y, batch: n, g) }
-    if T.self == Float.self, let problem = WinogradProblem(forward: g, batch: n) {
-        winogradConvolution(UnsafeRawPointer(x).assumingMemoryBound(to: Float.self), UnsafeRawPointer(w).assumingMemoryBound(to: Float.self),
-                            bias: bias.map { UnsafeRawPointer($0).assumingMemoryBound(to: Float.self) },
-                            UnsafeMutableRawPointer(y).assumingMemoryBound(to: Float.self), batch: n, problem)
-        return
+    if T.self == Float.self, let problem = WinogradProblem(forward: g, batch: n, packedFilters: true) {
+        // Before the threads start: the lookup may pack.
+        let packed = packedWeight(.winogradFilters(outChannels: problem.outChannels, inChannels: problem.inChannels))
+        if packed != nil || problem.wins(batch: n, packedFilters: false) {
+            winogradConvolution(UnsafeRawPointer(x).assumingMemoryBound(to: Float.self), UnsafeRawPointer(w).assumingMemoryBound(to: Float.self),
+                                bias: bias.map { UnsafeRawPointer($0).assumingMemoryBound(to: Float.self) },
+                                UnsafeMutableRawPointer(y).assumingMemoryBound(to: Float.self), batch: n, problem,
+                                packedFilters: packed)
+            return
+        }
     }
     if DirectConvolution.applies(g, T.self) {
         directConvolution(UnsafeRawPointer(x).assumingMemoryBound(to: Float.self), UnsafeRawPointer(w).assumingMemoryBound(to: Float.self),
@@ -268,7 +273,7 @@ func convSmallFromBigKernel<T: ConvElement>(_ x: UnsafePointer<T>, _ w: UnsafePo
     let cbg = g.bigChannels / g.groups, csg = g.smallChannels / g.groups
     let chunks = gemmImageChunks(g, batch: n)
     let pointwise = g.isPointwise, plan = Im2colPlan(g)
-    let packed = packedWeight()     // before the threads start: the lookup may pack
+    let packed = packedWeight(.matrix(rows: csg, cols: K))     // before the threads start: the lookup may pack
     forEachImageChunk(n, chunks: chunks) { _, images in
         let block = imagesPerGEMM(g, images: images.count)
         if block > 1 {

@@ -5,7 +5,8 @@ import CTorchKernels
 /// (input, output) channel pair instead of 36, so the GEMM part does 2.25× less work than im2col's.
 ///
 /// The steps, for a block of whole images (≤ `winogradBlockTiles` tiles):
-/// 1. U[ξ] (Cout × Cin) = G·g·Gᵀ for every 3×3 filter g, ξ = 4i + j over the 4×4 transformed tile (once per call);
+/// 1. U[ξ] (Cout × Cin) = G·g·Gᵀ for every 3×3 filter g, ξ = 4i + j over the 4×4 transformed tile (once per call,
+///    or once per weight when it is packed ahead: `PackedGEMMWeight.Form.winogradFilters`);
 /// 2. V[ξ] (Cin × tiles) = Bᵀ·d·B for every overlapping 4×4 input tile d (zero outside the input);
 /// 3. M[ξ] = U[ξ]·V[ξ], sixteen GEMMs on the packed micro-kernels;
 /// 4. every 2×2 output tile = Aᵀ·m·A (+ bias), clipped at the output's edge.
@@ -47,17 +48,14 @@ struct WinogradProblem {
     var tilesW: Int { (outWidth + 1) / 2 }
     var tilesPerImage: Int { tilesH * tilesW }
 
-    /// The forward problem of a convolution, or nil when Winograd does not apply or would not win.
-    ///
-    /// It wins when the GEMMs are big enough for the 16× packing of U and the transforms to be noise: at least
-    /// 16 channels each way (below that the transforms, ~30 adds per tile and channel, cost more than the
-    /// multiply-adds they save) and at least 64 tiles in the batch (fewer makes sixteen skinny GEMMs).
-    init?(forward g: ConvGeometry, batch: Int) {
+    /// The forward problem of a convolution, or nil when Winograd does not apply or would not win (`wins`);
+    /// `packedFilters`: whether U can come packed ahead.
+    init?(forward g: ConvGeometry, batch: Int, packedFilters: Bool = false) {
         guard winogradEnabled, g.kernel == [1, 3, 3], g.stride == [1, 1, 1], g.dilation == [1, 1, 1], g.groups == 1,
               g.big[0] == 1, g.small[0] == 1, g.padding[0] == 0 else { return nil }
         self.init(inChannels: g.bigChannels, outChannels: g.smallChannels, height: g.big[1], width: g.big[2],
                   outHeight: g.small[1], outWidth: g.small[2], padH: g.padding[1], padW: g.padding[2])
-        guard wins(batch: batch) else { return nil }
+        guard wins(batch: batch, packedFilters: packedFilters) else { return nil }
     }
 
     /// The input gradient of a convolution (`convᵀ`): a convolution of the output gradient with the flipped,
@@ -67,7 +65,7 @@ struct WinogradProblem {
               g.big[0] == 1, g.small[0] == 1, g.padding[0] == 0, g.padding[1] <= 2, g.padding[2] <= 2 else { return nil }
         self.init(inChannels: g.smallChannels, outChannels: g.bigChannels, height: g.small[1], width: g.small[2],
                   outHeight: g.big[1], outWidth: g.big[2], padH: 2 - g.padding[1], padW: 2 - g.padding[2])
-        guard wins(batch: batch) else { return nil }
+        guard wins(batch: batch, packedFilters: false) else { return nil }
     }
 
     private init(inChannels: Int, outChannels: Int, height: Int, width: Int, outHeight: Int, outWidth: Int, padH: Int, padW: Int) {
@@ -75,18 +73,24 @@ struct WinogradProblem {
         (self.outHeight, self.outWidth, self.padH, self.padW) = (outHeight, outWidth, padH, padW)
     }
 
-    private func wins(batch: Int) -> Bool {
-        inChannels >= 16 && outChannels >= 16 && outHeight > 0 && outWidth > 0 && batch * tilesPerImage >= 64
+    /// Whether Winograd beats im2col: at least 16 channels each way (below that the transforms, ~30 adds per tile
+    /// and channel, cost more than the multiply-adds they save) and enough tiles in the batch. With U transformed
+    /// and packed per call, 64 tiles: fewer make sixteen skinny GEMMs that each pack a whole U[ξ]. With U packed
+    /// ahead there is no such cost, and 16 tiles (one micro-kernel's width on AVX2) win: at 512 channels on 7×7
+    /// (16 tiles), 1.9 ms against 3.4 ms for the im2col GEMM alone, one thread.
+    /// (figures: docs/performance.md, "Winograd")
+    func wins(batch: Int, packedFilters: Bool) -> Bool {
+        inChannels >= 16 && outChannels >= 16 && outHeight > 0 && outWidth > 0
+            && batch * tilesPerImage >= (packedFilters ? 16 : 64)
     }
 }
 
-/// One block of whole images in the Winograd buffers: V (the input channels' 16 transformed planes), the 16 planes of
-/// the output channels (M forward, Z for the weight gradient) and the tile transforms' scratch.
+/// One block of whole images in the Winograd buffers: V (the input channels' 16 transformed planes) and the 16 planes
+/// of the output channels (M forward, Z for the weight gradient).
 private struct WinogradBlock {
     var first: Int, count: Int, tiles: Int
     var v: UnsafeMutablePointer<Float>, vStride: Int
     var out: UnsafeMutablePointer<Float>, outStride: Int
-    var scratch: UnsafeMutablePointer<Float>
 }
 
 /// Runs `body` over `images` in blocks of at most `winogradBlockTiles` tiles, with buffers sized for the largest
@@ -98,45 +102,53 @@ private func forEachWinogradBlock(_ images: Range<Int>, _ p: WinogradProblem, _ 
     let blockTiles = Swift.min(imagesPerBlock, images.count) * perImage
     let v = ScratchBuffer<Float>(count: 16 * winogradPlaneStride(channels: p.inChannels, tiles: blockTiles))
     let out = ScratchBuffer<Float>(count: 16 * winogradPlaneStride(channels: p.outChannels, tiles: blockTiles))
-    let scratch = ScratchBuffer<Float>(count: Int(ct_winograd_scratch_f32(Int64(p.tilesW))))
     forEachImageBlock(images, block: imagesPerBlock) { first, count in
         let tiles = count * perImage
         body(WinogradBlock(first: first, count: count, tiles: tiles,
                            v: v.pointer, vStride: winogradPlaneStride(channels: p.inChannels, tiles: tiles),
-                           out: out.pointer, outStride: winogradPlaneStride(channels: p.outChannels, tiles: tiles),
-                           scratch: scratch.pointer))
+                           out: out.pointer, outStride: winogradPlaneStride(channels: p.outChannels, tiles: tiles)))
     }
-    scratch.free()
     out.free()
     v.free()
 }
 
 /// y = conv(x, w) (+ bias) by F(2×2, 3×3); `x` is `[n, Cin, H, W]`, `w` `[Cout, Cin, 3, 3]`, `y` `[n, Cout, OH, OW]`.
+/// `packedFilters`: `w` as `PackedGEMMWeight.Form.winogradFilters` lays it out, or nil to transform it here.
 func winogradConvolution(_ x: UnsafePointer<Float>, _ w: UnsafePointer<Float>, bias: UnsafePointer<Float>?,
-                         _ y: UnsafeMutablePointer<Float>, batch n: Int, _ p: WinogradProblem) {
+                         _ y: UnsafeMutablePointer<Float>, batch n: Int, _ p: WinogradProblem,
+                         packedFilters: UnsafePointer<Float>? = nil) {
     let (cin, cout) = (p.inChannels, p.outChannels)
-    let u = ScratchBuffer<Float>(count: 16 * cout * cin)
-    winogradTransformFilters(w, p, into: u.pointer)
+    let u = packedFilters == nil ? ScratchBuffer<Float>(count: 16 * cout * cin) : nil
+    if let u { winogradTransformFilters(w, filters: cout * cin, into: u.pointer) }
     let perImage = p.tilesPerImage
     let chunks = imageChunks(n, macsPerImage: 16 * cin * cout * perImage)
     forEachImageChunk(n, chunks: chunks) { _, images in
         forEachWinogradBlock(images, p) { b in
             for i in 0..<b.count {
                 winogradTransformInput(x + (b.first + i) * cin * p.height * p.width, p, into: b.v, tileOffset: i * perImage,
-                                       tiles: b.tiles, planeStride: b.vStride, scratch: b.scratch)
+                                       tiles: b.tiles, planeStride: b.vStride)
             }
-            for xi in 0..<16 {
-                Float.gemm(cout, b.tiles, cin, u.pointer + xi * cout * cin, cin, 1, b.v + xi * b.vStride, b.tiles, 1,
-                           beta: 0, b.out + xi * b.outStride, b.tiles)
+            // One chunk (a small batch, or one thread): the pool splits the sixteen GEMMs by position, each on one
+            // thread, rather than each GEMM its columns. At batch 1 a deep stage has 16 tiles, a single column
+            // panel, which one thread would multiply while the others wait. (Inside an image chunk this runs inline.)
+            parallelFor(16, grain: 1) { lo, hi in
+                for xi in lo..<hi {
+                    if let packedFilters {
+                        ct_sgemm_prepacked(Int64(cout), Int64(b.tiles), Int64(cin), 1, packedFilters + xi * cout * cin,
+                                           b.v + xi * b.vStride, Int64(b.tiles), 1, 0, b.out + xi * b.outStride, Int64(b.tiles))
+                    } else {
+                        Float.gemm(cout, b.tiles, cin, u!.pointer + xi * cout * cin, cin, 1, b.v + xi * b.vStride, b.tiles, 1,
+                                   beta: 0, b.out + xi * b.outStride, b.tiles)
+                    }
+                }
             }
             for i in 0..<b.count {
                 winogradTransformOutput(b.out, p, tileOffset: i * perImage, tiles: b.tiles, planeStride: b.outStride,
-                                        bias: bias, into: y + (b.first + i) * cout * p.outHeight * p.outWidth,
-                                        scratch: b.scratch)
+                                        bias: bias, into: y + (b.first + i) * cout * p.outHeight * p.outWidth)
             }
         }
     }
-    u.free()
+    u?.free()
 }
 
 /// x = convᵀ(y, w) (+ bias) by F(2×2, 3×3): the convolution of `y` `[n, Csmall, OH, OW]` with the filters
@@ -186,7 +198,7 @@ func winogradWeightGradient(_ dy: UnsafePointer<Float>, _ x: UnsafePointer<Float
             }
             var beta: Float = 0
             forEachWinogradBlock(images, p) { b in
-                for i in 0..<b.count { winogradTransformTiles(dy, x, b, image: i, p, scratch: b.scratch) }
+                for i in 0..<b.count { winogradTransformTiles(dy, x, b, image: i, p) }
                 for xi in 0..<16 { winogradAccumulatePosition(xi, b, beta: beta, into: acc, p) }
                 beta = 1
             }
@@ -226,9 +238,7 @@ private func winogradTransformedGradientByPosition(_ dy: UnsafePointer<Float>, _
     var beta: Float = 0
     forEachWinogradBlock(0..<n, p) { b in
         parallelFor(b.count, grain: 1) { lo, hi in
-            let scratch = ScratchBuffer<Float>(count: Int(ct_winograd_scratch_f32(Int64(p.tilesW))))
-            for i in lo..<hi { winogradTransformTiles(dy, x, b, image: i, p, scratch: scratch.pointer) }
-            scratch.free()
+            for i in lo..<hi { winogradTransformTiles(dy, x, b, image: i, p) }
         }
         let blockBeta = beta
         parallelFor(16, grain: 1) { lo, hi in
@@ -241,12 +251,12 @@ private func winogradTransformedGradientByPosition(_ dy: UnsafePointer<Float>, _
 /// V (input) and Z (output gradient) tiles of image `image` of block `b`, at its tile offset in the block.
 @inline(__always)
 private func winogradTransformTiles(_ dy: UnsafePointer<Float>, _ x: UnsafePointer<Float>, _ b: WinogradBlock,
-                                    image i: Int, _ p: WinogradProblem, scratch: UnsafeMutablePointer<Float>) {
+                                    image i: Int, _ p: WinogradProblem) {
     let (cin, cout, perImage) = (p.inChannels, p.outChannels, p.tilesPerImage)
     winogradTransformInput(x + (b.first + i) * cin * p.height * p.width, p, into: b.v, tileOffset: i * perImage,
-                           tiles: b.tiles, planeStride: b.vStride, scratch: scratch)
+                           tiles: b.tiles, planeStride: b.vStride)
     winogradTransformOutputGradient(dy + (b.first + i) * cout * p.outHeight * p.outWidth, p, into: b.out,
-                                    tileOffset: i * perImage, tiles: b.tiles, planeStride: b.outStride, scratch: scratch)
+                                    tileOffset: i * perImage, tiles: b.tiles, planeStride: b.outStride)
 }
 
 /// ∂L/∂U[ξ] (Cout × Cin) (= or +=, by `beta`) Z[ξ] (Cout × tiles) · V[ξ]ᵀ (tiles × Cin) over block `b`'s tiles.
@@ -283,22 +293,24 @@ private func winogradTransformFilterGradient(_ du: UnsafePointer<Float>, filters
 /// Z[ξ][co][tileOffset + tile] = (A·dy·Aᵀ)[ξ] for each 2×2 tile of one image's output gradient (zero past the
 /// output's edge), one channel plane at a time in CTorchKernels.
 private func winogradTransformOutputGradient(_ dy: UnsafePointer<Float>, _ p: WinogradProblem, into z: UnsafeMutablePointer<Float>,
-                                             tileOffset: Int, tiles: Int, planeStride: Int, scratch: UnsafeMutablePointer<Float>) {
+                                             tileOffset: Int, tiles: Int, planeStride: Int) {
     let (ow, oh) = (p.outWidth, p.outHeight)
-    for co in 0..<p.outChannels {
-        ct_winograd_grad_plane_f32(dy + co * oh * ow, Int64(oh), Int64(ow), Int64(p.tilesH), Int64(p.tilesW),
-                                   z + co * tiles + tileOffset, Int64(planeStride), scratch)
+    forEachChannelRange(p.outChannels, plane: oh * ow, p) { channels, scratch in
+        for co in channels {
+            ct_winograd_grad_plane_f32(dy + co * oh * ow, Int64(oh), Int64(ow), Int64(p.tilesH), Int64(p.tilesW),
+                                       z + co * tiles + tileOffset, Int64(planeStride), scratch)
+        }
     }
 }
 
-/// U[ξ][co][ci] = (G·g·Gᵀ)[ξ] for each filter g = w[co][ci], G = [[1, 0, 0], [½, ½, ½], [½, −½, ½], [0, 0, 1]].
+/// U[ξ][co][ci] = (G·g·Gᵀ)[ξ] for each of the `filters` = Cout·Cin filters g = w[co][ci],
+/// G = [[1, 0, 0], [½, ½, ½], [½, −½, ½], [0, 0, 1]].
 ///
 /// The 16 planes of U lie Cout·Cin floats apart — 64 KB at 128 channels, a multiple of 4 KB — so storing each
 /// filter's 16 values straight into them would make 16 store streams that alias in the L1. Blocks of `block`
 /// consecutive filters are transformed into a small local [16][block] tile first, then copied to the planes as
 /// 16 contiguous runs.
-private func winogradTransformFilters(_ w: UnsafePointer<Float>, _ p: WinogradProblem, into u: UnsafeMutablePointer<Float>) {
-    let filters = p.outChannels * p.inChannels
+func winogradTransformFilters(_ w: UnsafePointer<Float>, filters: Int, into u: UnsafeMutablePointer<Float>) {
     let half: Float = 0.5
     let block = 64
     // Blocks of 64 filters split over the pool (a deep stage has 10⁵ filters: too many for one thread while the
@@ -331,22 +343,41 @@ private func winogradTransformFilters(_ w: UnsafePointer<Float>, _ p: WinogradPr
 /// V[ξ][ci][tileOffset + tile] = (Bᵀ·d·B)[ξ] for each 4×4 input tile d of one image,
 /// Bᵀ = [[1, 0, −1, 0], [0, 1, 1, 0], [0, −1, 1, 0], [0, 1, 0, −1]], one channel plane at a time in CTorchKernels.
 private func winogradTransformInput(_ x: UnsafePointer<Float>, _ p: WinogradProblem, into v: UnsafeMutablePointer<Float>,
-                                    tileOffset: Int, tiles: Int, planeStride: Int, scratch: UnsafeMutablePointer<Float>) {
+                                    tileOffset: Int, tiles: Int, planeStride: Int) {
     let (width, height) = (p.width, p.height)
-    for ci in 0..<p.inChannels {
-        ct_winograd_input_plane_f32(x + ci * height * width, Int64(height), Int64(width), Int64(p.padH), Int64(p.padW),
-                                    Int64(p.tilesH), Int64(p.tilesW), v + ci * tiles + tileOffset, Int64(planeStride), scratch)
+    forEachChannelRange(p.inChannels, plane: height * width, p) { channels, scratch in
+        for ci in channels {
+            ct_winograd_input_plane_f32(x + ci * height * width, Int64(height), Int64(width), Int64(p.padH), Int64(p.padW),
+                                        Int64(p.tilesH), Int64(p.tilesW), v + ci * tiles + tileOffset, Int64(planeStride), scratch)
+        }
     }
 }
 
 /// One image's output: each 2×2 tile = Aᵀ·m·A (+ bias), Aᵀ = [[1, 1, 1, 0], [0, 1, −1, −1]], clipped at the edge,
 /// one channel plane at a time in CTorchKernels.
 private func winogradTransformOutput(_ m: UnsafePointer<Float>, _ p: WinogradProblem, tileOffset: Int, tiles: Int,
-                                     planeStride: Int, bias: UnsafePointer<Float>?, into y: UnsafeMutablePointer<Float>,
-                                     scratch: UnsafeMutablePointer<Float>) {
+                                     planeStride: Int, bias: UnsafePointer<Float>?, into y: UnsafeMutablePointer<Float>) {
     let (ow, oh) = (p.outWidth, p.outHeight)
-    for co in 0..<p.outChannels {
-        ct_winograd_output_plane_f32(m + co * tiles + tileOffset, Int64(planeStride), Int64(p.tilesH), Int64(p.tilesW),
-                                     bias?[co] ?? 0, y + co * oh * ow, Int64(oh), Int64(ow), scratch)
+    forEachChannelRange(p.outChannels, plane: oh * ow, p) { channels, scratch in
+        for co in channels {
+            ct_winograd_output_plane_f32(m + co * tiles + tileOffset, Int64(planeStride), Int64(p.tilesH), Int64(p.tilesW),
+                                         bias?[co] ?? 0, y + co * oh * ow, Int64(oh), Int64(ow), scratch)
+        }
+    }
+}
+
+/// Plane elements a pool chunk of the tile transforms gets at least: each element costs a few adds, so below
+/// this a region's dispatch (a few µs) would cost more than the split saves.
+private let winogradTransformGrain = 16_384
+
+/// Runs `body(channels, scratch)` over `0..<count` channel planes of `plane` elements, split over the pool (inline
+/// inside a region, where image chunks split the work already), each pool chunk with its own transform scratch.
+@inline(__always)
+private func forEachChannelRange(_ count: Int, plane: Int, _ p: WinogradProblem,
+                                 _ body: (Range<Int>, UnsafeMutablePointer<Float>) -> Void) {
+    parallelFor(count, grain: Swift.max(1, winogradTransformGrain / Swift.max(plane, 1))) { lo, hi in
+        let scratch = ScratchBuffer<Float>(count: Int(ct_winograd_scratch_f32(Int64(p.tilesW))))
+        body(lo..<hi, scratch.pointer)
+        scratch.free()
     }
 }
