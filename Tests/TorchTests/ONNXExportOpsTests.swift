@@ -119,6 +119,42 @@ final class ONNXExportOpsTests: XCTestCase {
         XCTAssertEqual(Set(modes), ["asymmetric", "pytorch_half_pixel", "align_corners"])
     }
 
+    /// atan2 (all four quadrants and 0/0), indexing by a position tensor (`x[..., t]`, indexSelect), by a constant
+    /// mask at dim 1 and a computed mask over every dim, and gather, at symbolic batch.
+    func testAtan2IndexingAndGather() throws {
+        let model = ExportIndexOps()
+        let axes: [String: [Int: String]] = ["input": [0: "batch"], "angles": [0: "batch"], "picked": [0: "batch"],
+                                             "gathered": [0: "batch"]]
+        let make = { (b: Int) in [torch.randn(b, 6, 5)] }
+        try ONNXExportCheck.roundTripIO("index_ops", model, inputNames: ["input"],
+                                        outputNames: ["angles", "picked", "gathered", "masked_sum"],
+                                        cases: [("b2", make(2)), ("b1", make(1)), ("b5", make(5))],
+                                        dynamicAxes: axes, dir: dir) { xs in model.outputs(xs[0]) }
+        let proto = try Onnx_ModelProto(serializedBytes: try ONNXExportCheck.readAll(dir + "/index_ops.onnx"))
+        let ops = Set(proto.graph.node.map(\.opType))
+        for op in ["Atan", "Where", "Gather", "GatherElements", "NonZero", "GatherND"] { XCTAssertTrue(ops.contains(op), op) }
+        let x = torch.tensor([0.0, 0.0, 1.0, -1.0, -1.0]), other = torch.tensor([0.0, -2.0, 0.0, -1.0, 2.0])
+        let path = dir + "/atan2.onnx"
+        try torch.onnx.export(ExportAtan2(other), x, path)
+        let y = try onnx.load(path)(x)
+        XCTAssertLessThanOrEqual((y - x.atan2(other)).abs().max().item(), 1e-6, "atan2 at the origin and on the axes")
+    }
+
+    /// Adaptive pools whose output sizes do not divide the input (1-D, 2-D, 3-D, average and max) and F.interpolate's
+    /// area mode: Slice/ReduceMax and MatMul forms.
+    func testAdaptivePoolsThatDoNotDivide() throws {
+        try ONNXExportCheck.roundTrip("adaptive_avg_uneven", nn.Sequential(nn.AdaptiveAvgPool2d([3, 5]), nn.AdaptiveMaxPool2d([2, 4])),
+                                      torch.randn(2, 3, 7, 9), dir: dir)
+        try ONNXExportCheck.roundTrip("adaptive_1d_3d", ExportUnevenPools(), torch.randn(2, 2, 5, 7, 4), dir: dir)
+        // Output sizes above the input's (AlexNet's pool to 6×6 on a 1×1 map at small inputs): windows repeat.
+        try ONNXExportCheck.roundTrip("adaptive_enlarge", nn.Sequential(nn.AdaptiveMaxPool2d([1, 2]), nn.AdaptiveAvgPool2d(6)),
+                                      torch.randn(2, 3, 5, 5), dir: dir)
+        let proto = try Onnx_ModelProto(serializedBytes: try ONNXExportCheck.readAll(dir + "/adaptive_avg_uneven.onnx"))
+        let ops = Set(proto.graph.node.map(\.opType))
+        XCTAssertTrue(ops.isSuperset(of: ["MatMul", "Slice", "ReduceMax", "Concat"]), "\(ops)")
+        XCTAssertFalse(ops.contains("AveragePool"))
+    }
+
     func testResizeAndPadAtOpset13() throws {
         let model = nn.Sequential(nn.ReflectionPad2d(1), nn.Upsample(size: [9, 7], mode: .bilinear, alignCorners: false),
                                   nn.ReplicationPad2d([1, 0, 2, 1]), nn.Upsample(scaleFactor: 2.0))
@@ -212,6 +248,41 @@ final class ExportPickOps: nn.Module {
     }
 
     override func forward(_ x: Tensor) -> Tensor { outputs(x)[0] }
+}
+
+/// atan2, indexing and gather on a `[N, 6, 5]` input.
+final class ExportIndexOps: nn.Module {
+    func outputs(_ x: Tensor) -> [Tensor] {
+        let zero = x.relu() - x.relu()
+        let angles = x.atan2(x * -0.5 + 0.1) + zero.atan2(zero)                           // [N, 6, 5]
+        let columns = x[0..., torch.tensor([4, 0, 2])]                                     // [N, 3, 5]
+        let rows = x.indexSelect(2, torch.tensor([1, 1, 3]))                               // [N, 6, 3]
+        let kept = x[0..., torch.tensor([true, false, true, true, false, true])]          // [N, 4, 5]
+        let picked = rows.matmul(columns) + kept.sum(dim: 1, keepdim: true)                // [N, 6, 5]
+        let gathered = x.gather(2, x.argmax(dim: 2, keepdim: true))                        // [N, 6, 1]
+        return [angles, picked, gathered, x[x .> 0.5].sum()]
+    }
+
+    override func forward(_ x: Tensor) -> Tensor { outputs(x)[0] }
+}
+
+final class ExportAtan2: nn.Module {
+    let other: Tensor
+    init(_ other: Tensor) { self.other = other; super.init() }
+    override func forward(_ x: Tensor) -> Tensor { x.atan2(other) }
+}
+
+/// Adaptive pools on `[N, 2, 5, 7, 4]` whose sizes divide on no axis: 3-D max and average, then 1-D average, and
+/// F.interpolate's area mode on a flattened view.
+final class ExportUnevenPools: nn.Module {
+    let max3d = nn.AdaptiveMaxPool3d([2, 3, 3])
+    let avg3d = nn.AdaptiveAvgPool3d([2, 3, 3])
+    let avg1d = nn.AdaptiveAvgPool1d(4)
+    override func forward(_ x: Tensor) -> Tensor {
+        let pooled = avg1d((max3d(x) + avg3d(x)).flatten(startDim: 2))                           // [N, 2, 4]
+        let area = F.interpolate(x.flatten(startDim: 3), size: [3, 4], mode: .area)             // [N, 2, 3, 4]
+        return pooled + area.flatten(startDim: 2).narrow(2, 0, 4)
+    }
 }
 
 /// The adder of tutorial 002 (Examples/AddTwoNumbers).

@@ -8,6 +8,7 @@ extension Tensor {
         for i in 0..<self.dim where i != d {
             precondition(index.shape[i] <= shape[i], "gather(): Size does not match at dimension \(i) expected index \(shapeString(index.shape)) to be smaller than self \(shapeString(shape)) apart from dimension \(d)")
         }
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.gather(dim: d), [self, index], { gather(d, index) }) { return r }
         let out: Tensor
         switch device {
         case .cpu:

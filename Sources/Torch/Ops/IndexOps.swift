@@ -330,6 +330,9 @@ extension Tensor {
             return clone()
         }
         let flatIndex = index.dim == 1 ? index : index.reshape([1])
+        if _slowPath(ONNXTrace.isOn), let r = ONNXTrace.op(.index(dims: [d]), [self, flatIndex], { indexSelect(d, flatIndex) }) {
+            return r
+        }
         let plan = AdvancedIndexPlan(self, start: d, indices: [flatIndex], bShape: [flatIndex.numel]) { _, _, _ in
             "index out of range in self"
         }

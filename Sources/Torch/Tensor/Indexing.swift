@@ -202,6 +202,16 @@ extension Tensor {
             if r.view === self { return viewOp("AliasBackward0", shape: shape, strides: strides, offset: storageOffset, backward: { $0 }) }
             return r.view
         }
+        // The basic indices recorded themselves as views (select, slice, unsqueeze); the tensor indices as one op.
+        if _slowPath(ONNXTrace.isOn),
+           let out = ONNXTrace.op(.index(dims: r.entries.map(\.dim)), [r.view] + r.entries.map(\.index), { advancedIndexed(r) }) {
+            return out
+        }
+        return advancedIndexed(r)
+    }
+
+    /// The copy that `r`'s tensor indices pick from its view.
+    private func advancedIndexed(_ r: ResolvedIndex) -> Tensor {
         if let out = leadingMaskSelect(r) { return out }
         let c = torch.noGrad { canonicalizeIndices(r.view, r.entries) }
         return advancedIndex(c, base: r.view)

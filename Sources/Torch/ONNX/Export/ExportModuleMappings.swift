@@ -131,15 +131,55 @@ enum ExportModuleMappings {
         let spatial = Array(x.shape.suffix(p.dims))
         let sizes = p.outputSize.count == p.dims ? p.outputSize : [Int?](repeating: p.outputSize.first ?? nil, count: p.dims)
         let out = zip(sizes, spatial).map { $0.0 ?? $0.1 }
-        if out.allSatisfy({ $0 == 1 }) {
-            return s.emit(p.isMax ? "GlobalMaxPool" : "GlobalAveragePool", [xn], y)
+        s.bind(y, adaptivePool(isMax: p.isMax, x, xn, out, s))
+    }
+
+    /// Adaptive pooling of `x`'s last `out.count` dims to sizes `out`; returns the result's value name. Sizes that
+    /// divide the input's are one MaxPool or AveragePool (all 1: the global pools), PyTorch's form. Other sizes give
+    /// windows of unequal size, which no ONNX pool has; both poolings are separable, so each resized axis is pooled
+    /// on its own: average as a MatMul with the constant out × in matrix of 1/window weights, max as a Slice and a
+    /// ReduceMax per output position, concatenated. (PyTorch's exporter stops at such sizes.)
+    static func adaptivePool(isMax: Bool, _ x: Tensor, _ xn: String, _ out: [Int], _ s: ExportSession) -> String {
+        let rank = x.dim, spatial = Array(x.shape.suffix(out.count))
+        if rank == out.count + 2 {
+            if out.allSatisfy({ $0 == 1 }) { return s.node(isMax ? "GlobalMaxPool" : "GlobalAveragePool", [xn])[0] }
+            if zip(spatial, out).allSatisfy({ $0.1 > 0 && $0.0 % $0.1 == 0 }) {
+                let k = zip(spatial, out).map { $0.0 / $0.1 }
+                return s.node(isMax ? "MaxPool" : "AveragePool", [xn], [attr("kernel_shape", k), attr("strides", k)])[0]
+            }
         }
-        guard x.dim == spatial.count + 2, zip(spatial, out).allSatisfy({ $0.0 % $0.1 == 0 }) else {
-            return s.unsupported(p.isMax ? "aten::adaptive_max_pool" : "aten::adaptive_avg_pool",
-                                 "output size \(out) does not divide the input size \(spatial)")
+        var v = xn
+        for (i, (n, m)) in zip(spatial, out).enumerated() where n != m {
+            let axis = rank - out.count + i
+            // Window o of the axis: [⌊o·n/m⌋, ⌈(o + 1)·n/m⌉).
+            let windows = (0..<m).map { o in (o * n / m, ((o + 1) * n + m - 1) / m) }
+            if isMax {
+                let parts = windows.map { lo, hi -> String in
+                    let window = s.node("Slice", [v, s.constInts([lo]), s.constInts([hi]), s.constInts([axis])])[0]
+                    return s.opset >= 18
+                        ? s.node("ReduceMax", [window, s.constInts([axis])], [attr("keepdims", 1)])[0]
+                        : s.node("ReduceMax", [window], [attr("axes", [axis]), attr("keepdims", 1)])[0]
+                }
+                v = parts.count == 1 ? parts[0] : s.node("Concat", parts, [attr("axis", axis)])[0]
+                continue
+            }
+            var weights = [Double](repeating: 0, count: m * n)
+            for (o, (lo, hi)) in windows.enumerated() {
+                for j in lo..<hi { weights[o * n + j] = 1 / Double(hi - lo) }
+            }
+            let averaging = torch.tensor(weights).reshape([m, n]).to(x.dtype)
+            if axis == rank - 2 {
+                v = s.node("MatMul", [s.constant(averaging), v])[0]
+            } else {
+                // The axis moved last (a swap, its own inverse), multiplied by the transposed weights, moved back.
+                var perm = Array(0..<rank)
+                perm.swapAt(axis, rank - 1)
+                let moved = axis == rank - 1 ? v : s.node("Transpose", [v], [attr("perm", perm)])[0]
+                let pooled = s.node("MatMul", [moved, s.constant(averaging.t().contiguous())])[0]
+                v = axis == rank - 1 ? pooled : s.node("Transpose", [pooled], [attr("perm", perm)])[0]
+            }
         }
-        let k = zip(spatial, out).map { $0.0 / $0.1 }
-        s.emit(p.isMax ? "MaxPool" : "AveragePool", [xn], y, [attr("kernel_shape", k), attr("strides", k)])
+        return v
     }
 
     /// GroupNorm as PyTorch's exporter writes it: reshape to (N, G, -1), InstanceNormalization, reshape back,

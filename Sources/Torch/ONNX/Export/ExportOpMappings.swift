@@ -64,7 +64,7 @@ enum ExportOpMappings {
             reduce("ReduceSum", x, s.cast(ins[0], to: out.dtype), dims, keepdim, out, s, axesAsInput: true)
         case .mean(let dims, let keepdim):
             reduce("ReduceMean", x, ins[0], dims, keepdim, out, s, axesAsInput: s.opset >= 18)
-        case .split, .stack, .slice, .select, .extremum, .argExtremum, .pad, .where, .resize, .clamp,
+        case .split, .stack, .slice, .select, .index, .gather, .extremum, .argExtremum, .pad, .where, .resize, .clamp,
              .cumsum, .unbind:
             ExportTensorOps.emit(op, inputs, ins, out, s)
         }
@@ -90,7 +90,17 @@ enum ExportOpMappings {
         case .floorDivide:
             if out.dtype.isFloatingPoint { s.emit("Floor", [s.node("Div", [a, c])[0]], out) }
             else { s.unsupported("aten::floor_divide", "integer floor division has no exact ONNX form") }
-        case .atan2: s.unsupported("aten::atan2", "ONNX has no Atan2 operator")
+        case .atan2:
+            // ONNX has no Atan2: atan(a / c), then ±π where c < 0 (+π for a ≥ 0), as PyTorch's exporter writes it,
+            // and 0 where both are 0 (0 / 0 would give NaN; atan2(0, 0) is 0).
+            let dt = out.dtype
+            let zero = s.constScalar(0, dt), pi = s.constScalar(Double.pi, dt)
+            let angle = s.node("Atan", [s.node("Div", [a, c])[0]])[0]
+            let shifted = s.node("Where", [s.node("GreaterOrEqual", [a, zero])[0], s.node("Add", [angle, pi])[0],
+                                           s.node("Sub", [angle, pi])[0]])[0]
+            let quadrant = s.node("Where", [s.node("Less", [c, zero])[0], shifted, angle])[0]
+            let origin = s.node("And", [s.node("Equal", [a, zero])[0], s.node("Equal", [c, zero])[0]])[0]
+            s.emit("Where", [origin, zero, quadrant], out)
         }
     }
 

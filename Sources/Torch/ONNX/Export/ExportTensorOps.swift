@@ -1,5 +1,6 @@
 // Tensor ops that pick, split, pad or resample → ONNX: split/chunk (Split), stack (Unsqueeze + Concat), slicing and
-// narrow (Slice), select and integer indexing (Gather), max/min/amax/amin (ReduceMax/ReduceMin), max(dim:) with
+// narrow (Slice), select and integer indexing (Gather), indexing by a tensor of positions (Gather) or by a mask
+// (NonZero + GatherND), gather (GatherElements), max/min/amax/amin (ReduceMax/ReduceMin), max(dim:) with
 // indices (+ ArgMax), argmax/argmin (ArgMax/ArgMin), F.pad (Pad), torch.where (Where), clamp (Clip), cumsum
 // (CumSum), unbind (Split + Squeeze) and F.interpolate (Resize), in the forms PyTorch's TorchScript exporter
 // writes.
@@ -22,6 +23,10 @@ enum ExportTensorOps {
         case .select(let dim, let index):
             let d = dim < 0 ? dim + x.dim : dim
             s.emit("Gather", [xn, s.constant(torch.tensor([Int64(index)], dtype: .int64).reshape([]))], out, [attr("axis", d)])
+        case .index(let dims):
+            index(x, xn, dims, Array(inputs.dropFirst()), Array(ins.dropFirst()), out, s, name: op.name)
+        case .gather(let dim):
+            s.emit("GatherElements", [xn, ins[1]], out, [attr("axis", dim)])
         case .extremum(let isMax, let dims, let keepdim, _):
             reduceExtremum(isMax, x, xn, dims ?? [], keepdim, out, s)
         case .argExtremum(let isMax, let dim, let keepdim):
@@ -84,6 +89,28 @@ enum ExportTensorOps {
         }
     }
 
+    /// `x[...]` with one index tensor at dim `d` of `x`: positions (any shape, negative ones counting from the end)
+    /// are a Gather on that axis; a Bool mask over dims d ..< d + k is GatherND on the coordinates NonZero finds,
+    /// with those dims moved to the front and the result's new dim moved back to d (PyTorch's order).
+    static func index(_ x: Tensor, _ xn: String, _ dims: [Int], _ indices: [Tensor], _ names: [String], _ out: Tensor,
+                      _ s: ExportSession, name: String) {
+        guard dims.count == 1, let t = indices.first else {
+            return s.unsupported(name, "indexing with several index tensors at once")
+        }
+        let d = dims[0]
+        guard t.dtype == .bool || t.dtype == .uint8 else {
+            return s.emit("Gather", [xn, names[0]], out, [attr("axis", d)])
+        }
+        let k = t.dim, rank = x.dim
+        let front = d == 0 ? xn
+            : s.node("Transpose", [xn], [attr("perm", Array(d..<(d + k)) + Array(0..<d) + Array((d + k)..<rank))])[0]
+        let coordinates = s.node("Transpose", [s.node("NonZero", [s.cast(names[0], to: .bool)])[0]], [attr("perm", [1, 0])])[0]
+        if d == 0 { return s.emit("GatherND", [front, coordinates], out) }
+        let gathered = s.node("GatherND", [front, coordinates])[0]
+        let outRank = rank - k + 1
+        s.emit("Transpose", [gathered], out, [attr("perm", Array(1...d) + [0] + Array((d + 1)..<outRank))])
+    }
+
     /// ReduceMax / ReduceMin over `dims` (empty: every dim); axes as an input from opset 18.
     static func reduceExtremum(_ isMax: Bool, _ x: Tensor, _ xn: String, _ dims: [Int], _ keepdim: Bool, _ out: Tensor,
                                _ s: ExportSession) {
@@ -136,7 +163,8 @@ enum ExportTensorOps {
                      attr("coordinate_transformation_mode", alignCorners ? "align_corners" : "pytorch_half_pixel")]
             if mode == .bicubic { attrs.append(attr("cubic_coeff_a", -0.75)) }
         case .area:
-            return s.unsupported(name, "area interpolation is adaptive average pooling; use nn.AdaptiveAvgPool")
+            // PyTorch's area mode is adaptive average pooling to the output size.
+            return s.bind(out, ExportModuleMappings.adaptivePool(isMax: false, x, xn, sizes, s))
         }
         if let scales, !alignCorners {
             let sc = s.constant(torch.tensor([1, 1] + scales).to(.float32))

@@ -38,6 +38,11 @@ enum TracedOp {
     case slice(dim: Int, start: Int, end: Int, step: Int)
     /// Index `index` of `dim`, the dim removed (select and `x[i]`).
     case select(dim: Int, index: Int)
+    /// Advanced indexing by the index tensors (positions or masks) that follow the indexed tensor in the inputs, at
+    /// these dims of it (`x[t]`, `x[0..., t]`, `x[mask]`, indexSelect).
+    case index(dims: [Int])
+    /// gather along `dim`.
+    case gather(dim: Int)
     /// max / min / amax / amin values over `dims` (nil: every element); `withIndices`: max(dim:) and min(dim:),
     /// whose second output is the index.
     case extremum(max: Bool, dims: [Int]?, keepdim: Bool, withIndices: Bool)
@@ -91,6 +96,8 @@ enum TracedOp {
         case .stack: return "aten::stack"
         case .slice: return "aten::slice"
         case .select: return "aten::select"
+        case .index: return "aten::index"
+        case .gather: return "aten::gather"
         case .extremum(let isMax, let dims, _, _): return "aten::" + (dims == nil ? "" : "a") + (isMax ? "max" : "min")
         case .argExtremum(let isMax, _, _): return isMax ? "aten::argmax" : "aten::argmin"
         case .pad: return "aten::pad"
