@@ -155,6 +155,21 @@ final class ONNXExportOpsTests: XCTestCase {
         XCTAssertFalse(ops.contains("AveragePool"))
     }
 
+    /// Antialiased bilinear and bicubic downsampling (sizes and a scale factor) as Resize with `antialias`, read back
+    /// by the importer's antialiased Resize; opset 17 has no such Resize.
+    func testAntialiasedInterpolation() throws {
+        let model = ExportAntialias()
+        let axes: [String: [Int: String]] = ["input": [0: "batch"], "sized": [0: "batch"], "scaled": [0: "batch"]]
+        let make = { (b: Int) in [torch.randn(b, 3, 16, 20)] }
+        try ONNXExportCheck.roundTripIO("antialias", model, inputNames: ["input"], outputNames: ["sized", "scaled"],
+                                        cases: [("b2", make(2)), ("b1", make(1)), ("b5", make(5))],
+                                        dynamicAxes: axes, dir: dir) { xs in model.outputs(xs[0]) }
+        XCTAssertThrowsError(try torch.onnx.export(model, torch.randn(1, 3, 16, 20), dir + "/aa17.onnx", opsetVersion: 17)) { e in
+            guard case ONNXExportError.unsupportedOperator(let op, _, _) = e else { return XCTFail("\(e)") }
+            XCTAssertEqual(op, "aten::upsample_bilinear")
+        }
+    }
+
     func testResizeAndPadAtOpset13() throws {
         let model = nn.Sequential(nn.ReflectionPad2d(1), nn.Upsample(size: [9, 7], mode: .bilinear, alignCorners: false),
                                   nn.ReplicationPad2d([1, 0, 2, 1]), nn.Upsample(scaleFactor: 2.0))
@@ -261,6 +276,17 @@ final class ExportIndexOps: nn.Module {
         let picked = rows.matmul(columns) + kept.sum(dim: 1, keepdim: true)                // [N, 6, 5]
         let gathered = x.gather(2, x.argmax(dim: 2, keepdim: true))                        // [N, 6, 1]
         return [angles, picked, gathered, x[x .> 0.5].sum()]
+    }
+
+    override func forward(_ x: Tensor) -> Tensor { outputs(x)[0] }
+}
+
+/// Antialiased downsampling of a `[N, 3, 16, 20]` input: bilinear and bicubic to 5×7, bilinear by 0.4.
+final class ExportAntialias: nn.Module {
+    func outputs(_ x: Tensor) -> [Tensor] {
+        let sized = F.interpolate(x, size: [5, 7], mode: .bilinear, antialias: true)
+            + F.interpolate(x, size: [5, 7], mode: .bicubic, antialias: true)
+        return [sized, F.interpolate(x, scaleFactor: 0.4, mode: .bilinear, antialias: true)]
     }
 
     override func forward(_ x: Tensor) -> Tensor { outputs(x)[0] }

@@ -1,6 +1,7 @@
 /// Resize (and the older Upsample) for every mode (nearest, linear, cubic), coordinate transformation and
-/// nearest rounding mode ONNX defines, as one interpolation matrix per resized axis applied with a matmul: exact
-/// for nearest (one-hot rows), and the same weights ONNX's reference implementation uses otherwise.
+/// nearest rounding mode ONNX defines, antialiasing included, as one interpolation matrix per resized axis applied
+/// with a matmul: exact for nearest (one-hot rows), and the same weights ONNX's reference implementation uses
+/// otherwise.
 extension ONNXOps {
     static func resize(_ node: ONNXNode, _ ins: ONNXInputs, upsample: Bool) throws -> [Tensor] {
         let x = try ins.x(0)
@@ -11,9 +12,7 @@ extension ONNXOps {
         let cubicA = try node.float("cubic_coeff_a", -0.75)
         let excludeOutside = try node.int("exclude_outside", 0) != 0
         let extrapolation = try node.float("extrapolation_value", 0)
-        if try node.int("antialias", 0) != 0 {
-            throw ONNXError.unsupportedOperator(op: "Resize (antialias)", domain: "", opset: node.opset, node: node.label)
-        }
+        let antialias = try node.int("antialias", 0) != 0 && (mode == "linear" || mode == "cubic")
         let axes = try (node.ints("axes") ?? Array(0..<r)).map { try node.axis($0, rank: r) }
 
         var scales: [Double]?, sizes: [Int]?
@@ -76,6 +75,11 @@ extension ONNXOps {
                     if c < 0 || c > Double(n - 1) { outside[o] = true; continue }
                 default: throw node.fail("coordinate_transformation_mode '\(ctm)'")
                 }
+                if antialias {
+                    antialiasTaps(c, scale: scale[a], cubic: mode == "cubic", a: cubicA, inputSize: n,
+                                  excludeOutside: excludeOutside) { w[o * n + $0] += $1 }
+                    continue
+                }
                 switch mode {
                 case "nearest":
                     var i: Int
@@ -124,5 +128,35 @@ extension ONNXOps {
         }
         if x.isFloatingPoint { return [y.to(x.dtype)] }
         return [y.round().to(x.dtype)]
+    }
+
+    /// The taps of one output at input coordinate `c` with `antialias` set, as ONNX's reference computes them: when
+    /// downsampling by `scale` < 1 the linear or cubic filter is stretched by 1/scale (so every input sample under
+    /// the output's footprint counts), the weights are normalized to sum to 1, inputs past the edge repeat the edge
+    /// sample, or with `excludeOutside` are dropped and the rest renormalized. Tap i sits at `left + i`, where `left`
+    /// is the last sample before `c` (c − 1 when c is a whole number: the reference keeps the ratio c − left in
+    /// (0, 1]).
+    private static func antialiasTaps(_ c: Double, scale: Double, cubic: Bool, a: Double, inputSize n: Int,
+                                      excludeOutside: Bool, _ add: (Int, Double) -> Void) {
+        let s = Swift.min(scale, 1)
+        let left = c == c.rounded(.down) ? c - 1 : c.rounded(.down)
+        let ratio = c - left
+        let first = Int(((cubic ? -2 : -1) / s).rounded(.down)) + 1
+        let count = 2 - 2 * first       // taps first ..< 2 − first, around the ratio
+        func filter(_ d: Double) -> Double {
+            let x = Swift.abs(d)
+            if !cubic { return Swift.max(0, 1 - x) }
+            if x <= 1 { return ((a + 2) * x - (a + 3)) * x * x + 1 }
+            if x < 2 { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a }
+            return 0
+        }
+        let taps = (first..<(first + count)).map { i in (Int(left) + i, filter(s * (Double(i) - ratio))) }
+        let total = taps.reduce(0) { $0 + $1.1 }
+        let inside = excludeOutside ? taps.filter { $0.0 >= 0 && $0.0 < n } : taps
+        // Normalized over every tap first, then over the ones kept (the reference's two divisions).
+        let kept = inside.reduce(0) { $0 + $1.1 / total }
+        for (index, weight) in inside {
+            add(Swift.min(Swift.max(index, 0), n - 1), weight / total / (excludeOutside ? kept : 1))
+        }
     }
 }

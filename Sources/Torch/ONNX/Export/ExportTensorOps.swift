@@ -145,13 +145,24 @@ enum ExportTensorOps {
 
     /// F.interpolate as Resize: nearest → asymmetric coordinates with floor (PyTorch's nearest), nearest-exact →
     /// half_pixel with round_prefer_ceil, linear modes and bicubic → align_corners or pytorch_half_pixel (A = −0.75
-    /// for cubic). A scale factor used as such is written as scales, else the output sizes, N and C taken from the
-    /// input's shape (Shape → Slice → Concat, as PyTorch writes it) so the batch stays free.
+    /// for cubic). Antialiased bilinear/bicubic (opset 18 and newer) → `antialias` with half_pixel, `exclude_outside`
+    /// (PyTorch normalizes each output's weights over the taps inside the input) and A = −0.5 for cubic (PyTorch's
+    /// antialiased bicubic, PIL's). A scale factor used as such is written as scales, else the output sizes, N and
+    /// C taken from the input's shape (Shape → Slice → Concat, as PyTorch writes it) so the batch stays free.
     static func resize(_ x: Tensor, _ xn: String, _ mode: nn.functional.InterpolationMode, _ alignCorners: Bool,
                        _ sizes: [Int], _ scales: [Double]?, _ antialias: Bool, _ out: Tensor, _ s: ExportSession,
                        name: String) {
-        if antialias { return s.unsupported(name, "antialiased interpolation is not mapped") }
         var attrs: [Onnx_AttributeProto]
+        if antialias {
+            guard s.opset >= 18 else { return s.unsupported(name, "antialiased Resize needs opset 18 or newer (asked for \(s.opset))") }
+            guard mode == .bilinear || mode == .bicubic, !alignCorners else {
+                return s.unsupported(name, "antialiasing with align_corners or a mode other than bilinear and bicubic")
+            }
+            attrs = [attr("mode", mode == .bicubic ? "cubic" : "linear"), attr("coordinate_transformation_mode", "half_pixel"),
+                     attr("antialias", 1), attr("exclude_outside", 1)]
+            if mode == .bicubic { attrs.append(attr("cubic_coeff_a", -0.5)) }
+            return emitResize(xn, sizes, scales, attrs, out, s)
+        }
         switch mode {
         case .nearest:
             attrs = [attr("mode", "nearest"), attr("coordinate_transformation_mode", "asymmetric"), attr("nearest_mode", "floor")]
@@ -166,7 +177,13 @@ enum ExportTensorOps {
             // PyTorch's area mode is adaptive average pooling to the output size.
             return s.bind(out, ExportModuleMappings.adaptivePool(isMax: false, x, xn, sizes, s))
         }
-        if let scales, !alignCorners {
+        emitResize(xn, sizes, alignCorners ? nil : scales, attrs, out, s)
+    }
+
+    /// A Resize node with `scales` when given, else the output `sizes` after the input's N and C.
+    private static func emitResize(_ xn: String, _ sizes: [Int], _ scales: [Double]?, _ attrs: [Onnx_AttributeProto],
+                                   _ out: Tensor, _ s: ExportSession) {
+        if let scales {
             let sc = s.constant(torch.tensor([1, 1] + scales).to(.float32))
             return s.emit("Resize", [xn, "", sc], out, attrs)
         }
