@@ -356,6 +356,7 @@ if runChecks {
     } catch { report("mixed devices", false, "\(error)") }
     runMixedPrecisionChecks()
     runGraphChecks()   // GraphChecks.swift
+    runONNXChecks()    // ONNXChecks.swift (issue 35)
     runModelZooChecks(quick: info.emulated || quick)
     if let cifarRoot { runCIFARLeNet(root: cifarRoot) }
     if let fashionMNISTRoot { runFashionMNIST(root: fashionMNISTRoot) }
