@@ -120,14 +120,15 @@ final class ONNXExportOpsTests: XCTestCase {
     }
 
     /// atan2 (all four quadrants and 0/0), indexing by a position tensor (`x[..., t]`, indexSelect), by a constant
-    /// mask at dim 1 and a computed mask over every dim, and gather, at symbolic batch.
+    /// mask at dim 1 and a computed mask over every dim, by two position tensors on adjacent and on separated dims,
+    /// and gather, at symbolic batch.
     func testAtan2IndexingAndGather() throws {
         let model = ExportIndexOps()
         let axes: [String: [Int: String]] = ["input": [0: "batch"], "angles": [0: "batch"], "picked": [0: "batch"],
-                                             "gathered": [0: "batch"]]
+                                             "gathered": [0: "batch"], "pairs": [0: "batch"]]
         let make = { (b: Int) in [torch.randn(b, 6, 5)] }
         try ONNXExportCheck.roundTripIO("index_ops", model, inputNames: ["input"],
-                                        outputNames: ["angles", "picked", "gathered", "masked_sum"],
+                                        outputNames: ["angles", "picked", "gathered", "masked_sum", "pairs", "apart"],
                                         cases: [("b2", make(2)), ("b1", make(1)), ("b5", make(5))],
                                         dynamicAxes: axes, dir: dir) { xs in model.outputs(xs[0]) }
         let proto = try Onnx_ModelProto(serializedBytes: try ONNXExportCheck.readAll(dir + "/index_ops.onnx"))
@@ -275,7 +276,9 @@ final class ExportIndexOps: nn.Module {
         let kept = x[0..., torch.tensor([true, false, true, true, false, true])]          // [N, 4, 5]
         let picked = rows.matmul(columns) + kept.sum(dim: 1, keepdim: true)                // [N, 6, 5]
         let gathered = x.gather(2, x.argmax(dim: 2, keepdim: true))                        // [N, 6, 1]
-        return [angles, picked, gathered, x[x .> 0.5].sum()]
+        let pairs = x[0..., torch.tensor([0, 2]), torch.tensor([[1], [-1]])]              // [N, 2, 2]: adjacent dims
+        let apart = x.unsqueeze(3)[0..., torch.tensor([5, 1]), 0..., torch.tensor([0, -1])]  // [2, N, 5]: B goes first
+        return [angles, picked, gathered, x[x .> 0.5].sum(), pairs, apart]
     }
 
     override func forward(_ x: Tensor) -> Tensor { outputs(x)[0] }

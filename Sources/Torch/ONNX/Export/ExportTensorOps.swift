@@ -91,11 +91,12 @@ enum ExportTensorOps {
 
     /// `x[...]` with one index tensor at dim `d` of `x`: positions (any shape, negative ones counting from the end)
     /// are a Gather on that axis; a Bool mask over dims d ..< d + k is GatherND on the coordinates NonZero finds,
-    /// with those dims moved to the front and the result's new dim moved back to d (PyTorch's order).
+    /// with those dims moved to the front and the result's new dim moved back to d (PyTorch's order). Several
+    /// position tensors are `indexSeveral`.
     static func index(_ x: Tensor, _ xn: String, _ dims: [Int], _ indices: [Tensor], _ names: [String], _ out: Tensor,
                       _ s: ExportSession, name: String) {
         guard dims.count == 1, let t = indices.first else {
-            return s.unsupported(name, "indexing with several index tensors at once")
+            return indexSeveral(x, xn, dims, indices, names, out, s, name: name)
         }
         let d = dims[0]
         guard t.dtype == .bool || t.dtype == .uint8 else {
@@ -109,6 +110,30 @@ enum ExportTensorOps {
         let gathered = s.node("GatherND", [front, coordinates])[0]
         let outRank = rank - k + 1
         s.emit("Transpose", [gathered], out, [attr("perm", Array(1...d) + [0] + Array((d + 1)..<outRank))])
+    }
+
+    /// `x[...]` with several position tensors at `dims` (numpy's rules, as PyTorch's): they broadcast to one shape B,
+    /// each is expanded to B and they are stacked on a new last axis as GatherND's coordinates, with the indexed dims
+    /// of `x` moved to the front in order. GatherND gives B followed by the other dims; when the indexed dims were
+    /// adjacent, B goes back where they were. (Masks among them are not mapped: their coordinates' count depends on
+    /// the data.)
+    static func indexSeveral(_ x: Tensor, _ xn: String, _ dims: [Int], _ indices: [Tensor], _ names: [String],
+                             _ out: Tensor, _ s: ExportSession, name: String) {
+        guard indices.allSatisfy({ $0.dtype == .int64 || $0.dtype == .int32 }) else {
+            return s.unsupported(name, "a mask together with other index tensors")
+        }
+        let b = indices.map(\.shape).reduce([Int]()) { broadcastShapes($0, $1, op: "index") }
+        let others = (0..<x.dim).filter { !dims.contains($0) }
+        let front = dims == Array(0..<dims.count) ? xn : s.node("Transpose", [xn], [attr("perm", dims + others)])[0]
+        let bAxes = s.constInts(b + [1])
+        let columns = names.map { s.node("Reshape", [s.node("Expand", [s.cast($0, to: .int64), s.constInts(b)])[0], bAxes])[0] }
+        let coordinates = s.node("Concat", columns, [attr("axis", b.count)])[0]
+        let adjacent = dims == Array(dims[0]..<(dims[0] + dims.count))
+        guard adjacent, dims[0] > 0 else { return s.emit("GatherND", [front, coordinates], out) }
+        // Adjacent dims after d0 others: [B, pre, post] → [pre, B, post].
+        let gathered = s.node("GatherND", [front, coordinates])[0]
+        let d0 = dims[0], rb = b.count, rank = rb + x.dim - dims.count
+        s.emit("Transpose", [gathered], out, [attr("perm", Array(rb..<(rb + d0)) + Array(0..<rb) + Array((rb + d0)..<rank))])
     }
 
     /// ReduceMax / ReduceMin over `dims` (empty: every dim); axes as an input from opset 18.
