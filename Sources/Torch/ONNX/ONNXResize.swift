@@ -99,17 +99,10 @@ extension ONNXOps {
                     w[o * n + i1] += f
                 case "cubic":
                     let i0 = Int(c.rounded(.down)), tt = c - Double(i0)
-                    let aa = cubicA
-                    func kern(_ d: Double) -> Double {
-                        let x = Swift.abs(d)
-                        if x <= 1 { return ((aa + 2) * x - (aa + 3)) * x * x + 1 }
-                        if x < 2 { return ((aa * x - 5 * aa) * x + 8 * aa) * x - 4 * aa }
-                        return 0
-                    }
                     var taps: [(Int, Double)] = []
                     for j in -1...2 {
                         let idx = i0 + j
-                        let wt = kern(tt - Double(j))
+                        let wt = cubicWeight(tt - Double(j), a: cubicA)
                         if excludeOutside && (idx < 0 || idx >= n) { continue }
                         taps.append((Swift.min(Swift.max(idx, 0), n - 1), wt))
                     }
@@ -130,6 +123,14 @@ extension ONNXOps {
         return [y.round().to(x.dtype)]
     }
 
+    /// Keys' cubic convolution kernel with coefficient `a` at distance `d` (zero from 2 on).
+    private static func cubicWeight(_ d: Double, a: Double) -> Double {
+        let x = Swift.abs(d)
+        if x <= 1 { return ((a + 2) * x - (a + 3)) * x * x + 1 }
+        if x < 2 { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a }
+        return 0
+    }
+
     /// The taps of one output at input coordinate `c` with `antialias` set, as ONNX's reference computes them: when
     /// downsampling by `scale` < 1 the linear or cubic filter is stretched by 1/scale (so every input sample under
     /// the output's footprint counts), the weights are normalized to sum to 1, inputs past the edge repeat the edge
@@ -143,13 +144,7 @@ extension ONNXOps {
         let ratio = c - left
         let first = Int(((cubic ? -2 : -1) / s).rounded(.down)) + 1
         let count = 2 - 2 * first       // taps first ..< 2 − first, around the ratio
-        func filter(_ d: Double) -> Double {
-            let x = Swift.abs(d)
-            if !cubic { return Swift.max(0, 1 - x) }
-            if x <= 1 { return ((a + 2) * x - (a + 3)) * x * x + 1 }
-            if x < 2 { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a }
-            return 0
-        }
+        func filter(_ d: Double) -> Double { cubic ? cubicWeight(d, a: a) : Swift.max(0, 1 - Swift.abs(d)) }
         let taps = (first..<(first + count)).map { i in (Int(left) + i, filter(s * (Double(i) - ratio))) }
         let total = taps.reduce(0) { $0 + $1.1 }
         let inside = excludeOutside ? taps.filter { $0.0 >= 0 && $0.0 < n } : taps

@@ -9,7 +9,8 @@ enum CPUConvolution {
         func run<T: ConvElement>(_: T.Type) {
             if cropped == nil { cropped = ConvWeightCrop(w, g, T.self) }
             // A cropped weight is new in every call: only the caller's own weight is worth packing once. The kernel
-            // asks (once) on its im2col GEMM and Winograd paths; `packed` is held until it returns.
+            // asks for the form its path multiplies (Winograd's filters, or the im2col matrix when Winograd got none);
+            // `packed` holds the last answer until the kernel returns.
             var packed: PackedGEMMWeight?
             let packedWeight = { (form: PackedGEMMWeight.Form) -> UnsafePointer<Float>? in
                 guard T.self == Float.self, cropped == nil, g.groups == 1 else { return nil }
