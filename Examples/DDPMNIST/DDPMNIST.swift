@@ -12,7 +12,11 @@
 // A run given an existing checkpoint resumes after its last epoch, with any number of processes.
 // Options (`ddp-mnist --help`): --model mlp|cnn  --epochs N  --batch-size B (per rank)  --lr X  --data-dir DIR (or --data)
 //          --checkpoint PATH  --threads T (per process, default 1)  --max-steps N (per epoch, for quick runs)
-// The processes train on the CPU: the MPI collectives take CPU tensors.
+//          --device cpu|cuda|auto  --backend mpi|nccl
+// With --device cuda each rank trains on cuda:(its rank on the node % GPU count), as torchrun scripts pick
+// theirs; the gradients are averaged through pinned host memory by MPI, or on the GPUs by NCCL (--backend nccl).
+//
+//   mpirun -np 2 .build/release/ddp-mnist --device cuda --backend nccl
 import ArgumentParser
 import Foundation
 import Torch
@@ -55,20 +59,35 @@ struct DDPMNIST: ParsableCommand {
     @Option(help: "At most this many steps per epoch, in training and in evaluation (for quick runs).")
     var maxSteps: Int?
 
+    @Option(help: "Where each rank trains: cpu, cuda (cuda:(rank on the node % GPU count)) or auto (cuda where a GPU is usable).")
+    var device = "cpu"
+
+    @Option(help: "How gradients are averaged: mpi (CUDA tensors through pinned host copies) or nccl (on the GPUs; needs --device cuda and libnccl.so.2).")
+    var backend = "mpi"
+
     func validate() throws {
         for (name, value) in [("--epochs", epochs), ("--batch-size", batchSize), ("--threads", threads), ("--max-steps", maxSteps ?? 1)]
         where value <= 0 {
             throw ValidationError("\(name) must be a positive integer (got \(value))")
         }
         guard lr > 0 && lr.isFinite else { throw ValidationError("--lr must be a positive number (got \(lr))") }
+        guard ["cpu", "cuda", "auto"].contains(device) else { throw ValidationError("--device must be cpu, cuda or auto (got \(device))") }
+        guard let b = dist.Backend(rawValue: backend) else { throw ValidationError("--backend must be mpi or nccl (got \(backend))") }
+        if b == .nccl && device == "cpu" { throw ValidationError("--backend nccl needs --device cuda") }
     }
 
     func run() throws {
         let opts = self
         setvbuf(stdout, nil, _IOLBF, 0)
         torch.setNumThreads(opts.threads)
+        var device = Device.cpu
         do {
-            try dist.initProcessGroup(backend: .mpi)
+            if try Device(choosing: opts.device) != .cpu {
+                // One GPU per rank: the launcher's local rank modulo the GPUs of this node.
+                device = .cuda(try dist.getNodeLocalRank(fallbackRank: 0) % torch.cuda.deviceCount())
+                torch.cuda.setDevice(device)
+            }
+            try dist.initProcessGroup(backend: dist.Backend(rawValue: opts.backend)!)
         } catch {
             fail("\(error)")
         }
@@ -86,6 +105,7 @@ struct DDPMNIST: ParsableCommand {
 
         torch.manualSeed(0)
         let net: nn.Module = opts.model == .mlp ? TutorialMLP(28 * 28, 300, 100, 10) : FashionCNN()
+        net.to(device)
         let optimizer = optim.SGD(net.parameters(), lr: opts.lr, momentum: 0.5)
         var startEpoch = 0
 
@@ -110,19 +130,21 @@ struct DDPMNIST: ParsableCommand {
         let trainLoader = DataLoader(trainSet, batchSize: opts.batchSize, sampler: sampler)
         // Evaluation: rank r takes test samples r, r + world, ... (no padding, so the counts are exact).
         let testLoader = DataLoader(testSet, batchSize: 256, sampler: Array(stride(from: rank, to: testSet.count, by: world)))
-        func prepare(_ x: Tensor) -> Tensor { opts.model == .mlp ? x.view(x.size(0), -1) : x }
+        func prepare(_ x: Tensor) -> Tensor { (opts.model == .mlp ? x.view(x.size(0), -1) : x).to(device) }
 
         if isMain {
             print("ddp-mnist: \(opts.model) on \(world) process\(world == 1 ? "" : "es") (\(dist.mpiLibraryVersion()?.split(separator: ",").first.map(String.init) ?? "MPI")), "
-                  + "batch \(opts.batchSize) per rank (\(opts.batchSize * world) global), \(opts.threads) thread(s) each")
+                  + "batch \(opts.batchSize) per rank (\(opts.batchSize * world) global), \(opts.threads) thread(s) each, "
+                  + "device \(device == .cpu ? "cpu" : "cuda"), backend \(dist.getBackend())")
         }
         for epoch in startEpoch..<opts.epochs {
             let start = Date()
             sampler.setEpoch(epoch)
             model.train()
             var lossSum = 0.0, correct = 0.0, seen = 0.0
-            for (step, (img, label)) in trainLoader.enumerated() {
+            for (step, (img, hostLabel)) in trainLoader.enumerated() {
                 if step == opts.maxSteps { break }
+                let label = hostLabel.to(device)
                 let out = model(prepare(img))
                 let loss = criterion(out, label)
                 optimizer.zeroGrad()
@@ -138,7 +160,7 @@ struct DDPMNIST: ParsableCommand {
             torch.noGrad {
                 for (step, (img, label)) in testLoader.enumerated() {
                     if step == opts.maxSteps { break }
-                    testCorrect += (model(prepare(img)).argmax(dim: 1) .== label).sum().item()
+                    testCorrect += (model(prepare(img)).argmax(dim: 1) .== label.to(device)).sum().item()
                     testSeen += Double(img.size(0))
                 }
             }

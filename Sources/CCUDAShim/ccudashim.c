@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "ccudashim.h"
 #include "stcu_cudnn.h"
+#include "stcu_nccl.h"
 
 #include <dlfcn.h>
 #include <glob.h>
@@ -280,6 +281,7 @@ static struct stcu_library lib_driver = {PTHREAD_ONCE_INIT, 1, "", "", NULL};
 static struct stcu_library lib_nvrtc = {PTHREAD_ONCE_INIT, 1, "", "", NULL};
 static struct stcu_library lib_cublas = {PTHREAD_ONCE_INIT, 1, "", "", NULL};
 static struct stcu_library lib_cudnn = {PTHREAD_ONCE_INIT, 1, "", "", NULL};
+static struct stcu_library lib_nccl = {PTHREAD_ONCE_INIT, 1, "", "", NULL};
 static char cublaslt_path[4096];
 
 /// The path the loader resolved for `handle` (a soname lookup yields the file it found).
@@ -614,6 +616,47 @@ int stcu_load_cudnn(char *err, size_t errlen) {
     pthread_once(&lib_cudnn.once, load_cudnn_once);
     return result(&lib_cudnn, err, errlen);
 }
+
+// MARK: - NCCL
+
+/// SWIFTTORCH_NCCL_LIBRARY (a file) when set, else libnccl.so.2 where the CUDA libraries are searched for; pip's
+/// nvidia/nccl/lib, where PyTorch's CUDA wheels put it, is one of those places. Loading needs no GPU.
+static void load_nccl_once(void) {
+    const char *explicit_path = getenv("SWIFTTORCH_NCCL_LIBRARY");
+    if (explicit_path && explicit_path[0]) {
+        void *h = dlopen(explicit_path, RTLD_NOW | RTLD_LOCAL);
+        if (!h) {
+            const char *e = dlerror();
+            snprintf(lib_nccl.err, sizeof lib_nccl.err, "SWIFTTORCH_NCCL_LIBRARY=%s could not be loaded: %s", explicit_path,
+                     e ? e : "unknown error");
+            return;
+        }
+        if (!stcu_nccl_bind(h, lib_nccl.err, sizeof lib_nccl.err)) {
+            dlclose(h);
+            return;
+        }
+        lib_nccl.handle = h;
+        record_path(h, lib_nccl.path, sizeof lib_nccl.path);
+        lib_nccl.status = 0;
+        return;
+    }
+    static const char *const sonames[] = {"libnccl.so.2"};
+    struct stcu_single s = {sonames, STCU_COUNT(sonames), NULL, NULL};
+    load_single(&lib_nccl, &s, "libnccl.so.2", NULL, 0);
+    if (lib_nccl.status == 0 && !stcu_nccl_bind(lib_nccl.handle, lib_nccl.err, sizeof lib_nccl.err)) {
+        dlclose(lib_nccl.handle);
+        lib_nccl.handle = NULL;
+        lib_nccl.path[0] = '\0';
+        lib_nccl.status = 1;
+    }
+}
+
+int stcu_load_nccl(char *err, size_t errlen) {
+    pthread_once(&lib_nccl.once, load_nccl_once);
+    return result(&lib_nccl, err, errlen);
+}
+
+const char *stcu_nccl_path(void) { return lib_nccl.status == 0 && lib_nccl.path[0] ? lib_nccl.path : NULL; }
 
 // MARK: - Paths and messages
 

@@ -5,8 +5,20 @@ import Torch
 
 /// Every collective on every dtype against values computed here from the known inputs (rank `r`,
 /// element `i`): odd sizes, 0-d, empty and non-contiguous tensors, synchronous and `async: true`.
-func runCollectiveChecks() throws {
-    try dist.initProcessGroup(backend: .mpi, timeout: .seconds(120))
+/// `args[1]`: `cpu` (default); `cuda`, every tensor on `cuda:(local rank % device count)` with the MPI backend;
+/// `nccl`, the same with `backend: .nccl`.
+func runCollectiveChecks(_ args: [String]) throws {
+    let mode = args.count > 1 ? args[1] : "cpu"
+    guard ["cpu", "cuda", "nccl"].contains(mode) else {
+        fputs("collectives: unknown device mode \(mode) (cpu, cuda or nccl)\n", stderr)
+        exit(2)
+    }
+    var device = Device.cpu
+    if mode != "cpu" {
+        device = .cuda(try dist.getNodeLocalRank(fallbackRank: 0) % torch.cuda.deviceCount())
+        torch.cuda.setDevice(device)
+    }
+    try dist.initProcessGroup(backend: mode == "nccl" ? .nccl : .mpi, timeout: .seconds(120))
     let rank = dist.getRank(), world = dist.getWorldSize()
     let log = CheckLog()
     let dtypes: [DType] = [.float32, .float64, .int64, .int32, .uint8, .bool, .float16, .bfloat16]
@@ -23,7 +35,7 @@ func runCollectiveChecks() throws {
     }
     func input(_ r: Int, _ shape: [Int], _ dt: DType) -> Tensor {
         let n = shape.reduce(1, *)
-        return Tensor((0..<n).map { value(r, $0, dt) }, shape: shape, dtype: dt)
+        return Tensor((0..<n).map { value(r, $0, dt) }, shape: shape, dtype: dt).to(device)
     }
     func reduced(_ op: dist.ReduceOp, _ i: Int, _ dt: DType) -> Double {
         let vs = (0..<world).map { value($0, i, dt) }
@@ -68,46 +80,46 @@ func runCollectiveChecks() throws {
             log.expectValues(red, (0..<n).map { rank == 0 ? reduced(.max, $0, dt) : value(rank, $0, dt) },
                              shape: shape, "reduce max \(tag)")
 
-            let list = (0..<world).map { _ in torch.zeros(shape, dtype: dt) }
+            let list = (0..<world).map { _ in torch.zeros(shape, dtype: dt, device: device) }
             try dist.allGather(list, input(rank, shape, dt))
             for r in 0..<world { log.expectValues(list[r], (0..<n).map { value(r, $0, dt) }, shape: shape, "allGather[\(r)] \(tag)") }
 
-            let out = torch.zeros([world] + shape, dtype: dt)
+            let out = torch.zeros([world] + shape, dtype: dt, device: device)
             try dist.allGatherIntoTensor(out, input(rank, shape, dt))
             log.expectValues(out, (0..<world).flatMap { r in (0..<n).map { value(r, $0, dt) } }, shape: [world] + shape,
                              "allGatherIntoTensor \(tag)")
 
             // reduceScatter: every block of rank q is input(q), so each rank receives the reduction.
             let blocks = (0..<world).map { _ in input(rank, shape, dt) }
-            let rsOut = torch.zeros(shape, dtype: dt)
+            let rsOut = torch.zeros(shape, dtype: dt, device: device)
             try dist.reduceScatter(rsOut, blocks, op: .sum)
             log.expectValues(rsOut, (0..<n).map { reduced(.sum, $0, dt) }, shape: shape, tol: tol(dt), "reduceScatter \(tag)")
-            let rsOut2 = torch.zeros(shape, dtype: dt)
+            let rsOut2 = torch.zeros(shape, dtype: dt, device: device)
             try dist.reduceScatterTensor(rsOut2, torch.stack(blocks), op: .min)
             log.expectValues(rsOut2, (0..<n).map { reduced(.min, $0, dt) }, shape: shape, "reduceScatterTensor \(tag)")
 
-            let gl = rank == 0 ? (0..<world).map { _ in torch.zeros(shape, dtype: dt) } : nil
+            let gl = rank == 0 ? (0..<world).map { _ in torch.zeros(shape, dtype: dt, device: device) } : nil
             try dist.gather(input(rank, shape, dt), gatherList: gl, dst: 0)
             if let gl { for r in 0..<world { log.expectValues(gl[r], (0..<n).map { value(r, $0, dt) }, shape: shape, "gather[\(r)] \(tag)") } }
 
-            let sc = torch.zeros(shape, dtype: dt)
+            let sc = torch.zeros(shape, dtype: dt, device: device)
             try dist.scatter(sc, scatterList: rank == 0 ? (0..<world).map { input($0, shape, dt) } : nil, src: 0)
             log.expectValues(sc, (0..<n).map { value(rank, $0, dt) }, shape: shape, "scatter \(tag)")
 
             // allToAll: rank q sends input(q + 10 * j) to rank j.
-            let outs = (0..<world).map { _ in torch.zeros(shape, dtype: dt) }
+            let outs = (0..<world).map { _ in torch.zeros(shape, dtype: dt, device: device) }
             try dist.allToAll(outs, (0..<world).map { input(rank + 10 * $0, shape, dt) })
             for r in 0..<world { log.expectValues(outs[r], (0..<n).map { value(r + 10 * rank, $0, dt) }, shape: shape, "allToAll[\(r)] \(tag)") }
 
             if world > 1 {
                 let next = (rank + 1) % world, prev = (rank + world - 1) % world
                 let s = try dist.isend(input(rank, shape, dt), dst: next, tag: 7)
-                let rcv = torch.zeros(shape, dtype: dt)
+                let rcv = torch.zeros(shape, dtype: dt, device: device)
                 let from = try dist.recv(rcv, src: prev, tag: 7)
                 try s.wait()
                 log.expect(from == prev, "recv source \(from), expected \(prev)")
                 log.expectValues(rcv, (0..<n).map { value(prev, $0, dt) }, shape: shape, "isend/recv \(tag)")
-                let r2 = torch.zeros(shape, dtype: dt)
+                let r2 = torch.zeros(shape, dtype: dt, device: device)
                 let rw = try dist.irecv(r2, tag: 8)
                 try dist.send(input(rank, shape, dt), dst: next, tag: 8)
                 try rw.wait()
@@ -117,7 +129,7 @@ func runCollectiveChecks() throws {
         }
 
         // Non-contiguous: a transposed, narrowed view of a larger base; the rest of the base is untouched.
-        let base = Tensor((0..<48).map { value(rank, $0, dt) }, shape: [6, 8], dtype: dt)
+        let base = Tensor((0..<48).map { value(rank, $0, dt) }, shape: [6, 8], dtype: dt).to(device)
         let before = base.to(.float64).toArray(as: Double.self)
         let view = base.t().narrow(0, 1, 5)                     // shape [5, 6], strides [1, 8]
         let viewInput = view.to(.float64).toArray(as: Double.self)
@@ -135,15 +147,15 @@ func runCollectiveChecks() throws {
     }
 
     // A tensor that requires grad (a parameter) is updated in place without recording.
-    let p = nn.Parameter(torch.full([4], Double(rank + 1)))
+    let p = nn.Parameter(torch.full([4], Double(rank + 1), device: device))
     try dist.allReduce(p, op: .avg)
     log.expectValues(p, [Double](repeating: Double(world + 1) / 2, count: 4), shape: [4], tol: 1e-6, "allReduce avg on a parameter")
     log.expect(p.gradFn == nil && p.requiresGrad, "parameter stays a leaf that requires grad")
 
     // Ordering of async and sync calls on one group: an async allReduce then a sync broadcast.
-    let a = torch.full([100_000], Double(rank))
+    let a = torch.full([100_000], Double(rank), device: device)
     let w = try dist.allReduce(a, op: .sum, async: true)
-    let c = torch.full([3], Double(rank))
+    let c = torch.full([3], Double(rank), device: device)
     try dist.broadcast(c, src: 0)
     try w!.wait()
     log.expect(w!.isCompleted(), "Work.isCompleted after wait")
@@ -151,5 +163,11 @@ func runCollectiveChecks() throws {
     log.expectValues(c, [0, 0, 0], shape: [3], "sync after async")
     try dist.barrier()
     try dist.barrier(async: true)?.wait()
-    try log.finish("collectives")
+    log.expect(dist.getBackend() == (mode == "nccl" ? .nccl : .mpi), "getBackend \(dist.getBackend())")
+    if device != .cpu {
+        log.expect(a.device == device && p.device == device, "results stay on \(device)")
+        // One node: the launcher's local rank is the world rank, so the ranks spread over the devices.
+        log.expect(device == .cuda(rank % torch.cuda.deviceCount()), "rank \(rank) trained on \(device)")
+    }
+    try log.finish("collectives device=\(device) backend=\(dist.getBackend())")
 }

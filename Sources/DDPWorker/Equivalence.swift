@@ -31,6 +31,9 @@ func makeEquivalenceModel(_ kind: String, dtype: DType) -> nn.Module {
 /// one process × batch 32 with BatchNorm; the running statistics are compared too.
 /// Gradients: `copy` (default), `view` (`gradientAsBucketView`), or `view-keep` (bucket views and
 /// `zeroGrad(setToNone: false)`, so backward accumulates into the buckets themselves).
+/// Device: `cpu` (default); `cuda`, each rank training on `cuda:(local rank % device count)` with the MPI
+/// backend (buckets staged through pinned host memory); `nccl`, the same with `backend: .nccl`. The
+/// single-process reference always runs on the CPU.
 func runEquivalence(_ args: [String]) throws {
     let kind = args.count > 1 ? args[1] : "mlp"
     let dtype: DType = args.count > 2 && args[2] == "float64" ? .float64 : .float32
@@ -41,8 +44,22 @@ func runEquivalence(_ args: [String]) throws {
         exit(2)
     }
     let setToNone = gradients != "view-keep"
+    let deviceMode = args.count > 5 ? args[5] : "cpu"
+    guard ["cpu", "cuda", "nccl"].contains(deviceMode) else {
+        fputs("equivalence: unknown device mode \(deviceMode) (cpu, cuda or nccl)\n", stderr)
+        exit(2)
+    }
+    var device = Device.cpu
+    if deviceMode != "cpu" {
+        guard torch.cuda.isAvailable() else {
+            fputs("equivalence: --device \(deviceMode) needs CUDA: \(torch.cuda.unavailableReason ?? "no GPU")\n", stderr)
+            exit(2)
+        }
+        device = .cuda(try dist.getNodeLocalRank(fallbackRank: 0) % torch.cuda.deviceCount())
+        torch.cuda.setDevice(device)
+    }
     let (steps, global) = kind == "cnn-bn" ? (20, 32) : (50, 64)
-    try dist.initProcessGroup(backend: .mpi, timeout: .seconds(300))
+    try dist.initProcessGroup(backend: deviceMode == "nccl" ? .nccl : .mpi, timeout: .seconds(300))
     let rank = dist.getRank(), world = dist.getWorldSize()
     precondition(global % world == 0, "equivalence: world size must divide \(global)")
     let local = global / world
@@ -53,10 +70,10 @@ func runEquivalence(_ args: [String]) throws {
     let X = torch.randn([steps * global] + inputShape, generator: g).to(dtype)
     let Y = torch.randint(5, [steps * global], generator: g)
 
-    func train(_ model: nn.Module, batch: Int, offset: Int) {
+    func train(_ model: nn.Module, batch: Int, offset: Int, on device: Device = .cpu) {
         let opt = optim.SGD(model.parameters(), lr: 0.05, momentum: 0.9)
         for s in 0..<steps {
-            let x = X.narrow(0, s * global + offset, batch), y = Y.narrow(0, s * global + offset, batch)
+            let x = X.narrow(0, s * global + offset, batch).to(device), y = Y.narrow(0, s * global + offset, batch).to(device)
             opt.zeroGrad(setToNone: setToNone)
             F.crossEntropy(model(x), y).backward()
             opt.step()
@@ -64,14 +81,15 @@ func runEquivalence(_ args: [String]) throws {
     }
     /// Parameters, then buffers (BatchNorm's running statistics and batch counts).
     func flat(_ m: nn.Module) -> Tensor {
-        torch.cat((m.parameters() + m.buffers()).map { $0.detach().flatten().to(dtype) })
+        torch.cat((m.parameters() + m.buffers()).map { $0.detach().flatten().to(.cpu, dtype: dtype) })
     }
 
     torch.manualSeed(UInt64(rank))                       // different starting weights per rank
     var model = makeEquivalenceModel(kind, dtype: dtype)
     if synchronised { model = nn.SyncBatchNorm.convertSyncBatchnorm(model) }
+    model.to(device)
     let ddp = try DistributedDataParallel(model, bucketCapMB: bucketCapMB, gradientAsBucketView: gradients != "copy")
-    train(ddp, batch: local, offset: rank * local)
+    train(ddp, batch: local, offset: rank * local, on: device)
     let mine = flat(ddp.module)
 
     // Every rank must hold the same weights.
@@ -88,6 +106,7 @@ func runEquivalence(_ args: [String]) throws {
         let scale = ref.abs().max().item()
         let syncLayers = ddp.module.modules().filter { $0 is nn.SyncBatchNorm }.count
         print("RESULT equivalence model=\(kind) dtype=\(dtype) world=\(world) steps=\(steps) buckets=\(ddp.bucketSizes.count) algorithm=\(ddp.allReduceAlgorithm) "
+              + "device=\(device) backend=\(dist.getBackend()) "
               + "params=\(ref.numel) gradients=\(gradients) maxAbsDiff=\(maxDiff) maxAbsWeight=\(scale) rankSpread=\(rankSpread) syncBatchNorms=\(syncLayers)")
     }
     try dist.destroyProcessGroup()

@@ -88,7 +88,7 @@ struct Train: ParsableCommand {
         return ["crop", "flip"].filter(steps.contains)
     }
 
-    @Option(help: "Where to train: auto (CUDA where a GPU is usable, else the CPU), cpu, cuda or cuda:N.")
+    @Option(help: "Where to train: auto (CUDA where a GPU is usable, else the CPU), cpu, cuda or cuda:N. With --distributed, auto and cuda give each rank cuda:(its rank on the node % GPU count).")
     var device: String = "auto"
 
     @Option(help: "Mixed precision: none, bf16 (forward passes under bfloat16 autocast) or fp16 (float16 autocast, the loss scaled by a GradScaler), on the CPU or CUDA.")
@@ -166,7 +166,12 @@ struct Train: ParsableCommand {
         let sampler = distributed ? DistributedSampler(trainSet, seed: seed) : nil
         let loader = sampler.map { DataLoader(trainSet, batchSize: data.batchSize, sampler: $0) }
             ?? DataLoader(trainSet, batchSize: data.batchSize, shuffle: true)
-        let target = try resolveDevice(device)
+        var target = try resolveDevice(device)
+        if distributed, target != .cpu, !device.hasPrefix("cuda:") {
+            // One GPU per rank, as torchrun scripts pick it: the rank on this node modulo the GPUs it has.
+            target = .cuda(try dist.getNodeLocalRank(fallbackRank: dist.getRank()) % torch.cuda.deviceCount())
+            torch.cuda.setDevice(target)
+        }
         model.module.to(target)
         if target != .cpu { print("device \(target): \(torch.cuda.getDeviceName(torch.cuda.currentDevice()))") }
         let opt = makeOptimizer(model.module.parameters())

@@ -1,8 +1,10 @@
 import CMPIShim
 
-// The collectives of `torch.distributed` on CPU tensors of every dtype. Each works in place on the
-// tensors given (non-contiguous ones through a staging copy) and, with `async: true`, returns a
-// `Work` to `wait()` on; otherwise nil after the call has completed on this rank.
+// The collectives of `torch.distributed` on CPU and CUDA tensors of every dtype. Each works in place on
+// the tensors given (non-contiguous and CUDA ones through a host staging copy, `StagedBuffer`) and, with
+// `async: true`, returns a `Work` to `wait()` on; otherwise nil after the call has completed on this rank.
+// In a `.nccl` group, all-reduce and broadcast of CUDA tensors go to NCCL on the device instead; they return
+// once enqueued on the device's stream, where every later kernel sees their result.
 
 extension dist {
     /// Reduces `tensor` over all ranks in place (PyTorch's `all_reduce`).
@@ -16,6 +18,10 @@ extension dist {
                                  async: Bool = false) throws -> Work? {
         let g = resolve(group, "allReduce")
         checkAvg(op, tensor, "allReduce")
+        if let nccl = try g.ncclCommunicator(for: tensor) {
+            try nccl.allReduce(tensor, op: op, name: "allReduce")
+            return async ? Work.completed(op: "allReduce") : nil   // ordered on the device's stream
+        }
         let b = StagedBuffer(tensor, op: "allReduce", reducing: true)
         let mpiOp = op.mpiOp(for: tensor.dtype)
         let wantsShm = AllReduceAlgorithm.forAllReduce == .shm
@@ -57,6 +63,10 @@ extension dist {
                                  async: Bool = false) throws -> Work? {
         let g = resolve(group, "broadcast")
         checkRank(src, g, "broadcast", "src")
+        if let nccl = try g.ncclCommunicator(for: tensor) {
+            try nccl.broadcast(tensor, root: src, name: "broadcast")
+            return async ? Work.completed(op: "broadcast") : nil
+        }
         let b = StagedBuffer(tensor, op: "broadcast", reducing: false, copyIn: g.rank == src)
         return try g.run("broadcast", async: async, {
             try MPIWait.broadcast(b.pointer, count: b.count, type: b.mpiType, root: Int32(src), comm: g.comm, name: "broadcast")
@@ -186,7 +196,7 @@ extension dist {
         if isRoot {
             precondition(scatterList != nil, "dist.scatter: Argument ``scatter_list`` must be specified on source rank.")
             checkList(scatterList!, like: tensor, g, "scatter", "scatterList")
-            input = torch.noGrad { torch.stack(scatterList!.map { $0.detach() }) }
+            input = onHost(torch.noGrad { torch.stack(scatterList!.map { $0.detach() }) })
         } else {
             precondition(scatterList == nil || scatterList!.isEmpty, "dist.scatter: Argument ``scatter_list`` must NOT be specified on non-source ranks.")
         }
@@ -206,7 +216,7 @@ extension dist {
         precondition(!inputList.isEmpty, "dist.allToAll: inputList must have one tensor per rank (\(g.size)), got 0")
         checkList(inputList, like: inputList[0], g, "allToAll", "inputList")
         checkList(outputList, like: inputList[0], g, "allToAll", "outputList")
-        let input = torch.noGrad { torch.stack(inputList.map { $0.detach() }) }
+        let input = onHost(torch.noGrad { torch.stack(inputList.map { $0.detach() }) })
         let output = Tensor(uninitializedShape: input.shape, dtype: input.dtype)
         let per = StagedBuffer(inputList[0], op: "allToAll", reducing: false).count
         let type = Int32(StagedBuffer(inputList[0], op: "allToAll", reducing: false).mpiType.rawValue)
@@ -229,15 +239,15 @@ extension dist {
     static func checkList(_ list: [Tensor], like t: Tensor, _ g: ProcessGroup, _ op: String, _ name: String) {
         precondition(list.count == g.size, "dist.\(op): \(name) must have one tensor per rank (\(g.size)), got \(list.count)")
         for (i, x) in list.enumerated() {
-            precondition(x.shape == t.shape && x.dtype == t.dtype,
-                         "dist.\(op): \(name)[\(i)] has shape \(x.shape) and dtype \(x.dtype); expected \(t.shape) and \(t.dtype)")
+            precondition(x.shape == t.shape && x.dtype == t.dtype && x.device == t.device,
+                         "dist.\(op): \(name)[\(i)] has shape \(x.shape), dtype \(x.dtype) on \(x.device); expected \(t.shape) and \(t.dtype) on \(t.device)")
         }
     }
 
-    /// Copies block `r` of `stacked` into `list[r]`.
+    /// Copies block `r` of `stacked` (host memory) into `list[r]` (on any device).
     static func unstack(_ stacked: Tensor, into list: [Tensor]) {
         for (r, dst) in list.enumerated() {
-            copyKernel(from: stacked.select(0, r), into: dst)
+            copyAcrossDevices(from: stacked.select(0, r), into: dst)
             dst.storage.bumpVersion()
         }
     }

@@ -127,17 +127,19 @@ extension nn.parallel {
     }
 }
 
-/// Broadcasts `tensors` from rank 0 with one call per dtype (PyTorch's `_broadcast_coalesced`): the
-/// tensors are packed into a flat buffer, broadcast, and unpacked on the other ranks.
+/// Broadcasts `tensors` from rank 0 with one call per dtype and device (PyTorch's `_broadcast_coalesced`):
+/// the tensors are packed into a flat buffer, broadcast, and unpacked on the other ranks.
 func broadcastCoalesced(_ tensors: [Tensor], group: dist.ProcessGroup) throws {
-    var byType: [DType: [Tensor]] = [:]
-    var order: [DType] = []
+    struct Kind: Hashable { let dtype: DType, device: Device }
+    var byKind: [Kind: [Tensor]] = [:]
+    var order: [Kind] = []
     for t in tensors where t.numel > 0 {
-        if byType[t.dtype] == nil { order.append(t.dtype) }
-        byType[t.dtype, default: []].append(t)
+        let kind = Kind(dtype: t.dtype, device: t.device)
+        if byKind[kind] == nil { order.append(kind) }
+        byKind[kind, default: []].append(t)
     }
-    for dtype in order {
-        let ts = byType[dtype]!
+    for kind in order {
+        let ts = byKind[kind]!
         let flat = torch.noGrad { torch.cat(ts.map { $0.detach().reshape([-1]) }) }
         try dist.broadcast(flat, src: 0, group: group)
         guard group.rank != 0 else { continue }

@@ -8,6 +8,11 @@ import CMPIShim
 /// averages back into `.grad`, so `backward()` returns with averaged gradients as in PyTorch (or, with
 /// `gradientAsBucketView`, makes each `.grad` a view of its bucket slot, which skips that copy).
 ///
+/// A model on a GPU keeps its buckets on that GPU: the hook scales and copies on the device, and a full
+/// bucket is downloaded into pinned host memory on backward's thread (the download waits for the kernels
+/// that wrote it), all-reduced by MPI on the communication thread while backward goes on, and uploaded back
+/// by `finish` on backward's thread again, because the communication thread never touches the device.
+///
 /// Does the all-reduce of an early bucket progress while backward computes? (Issue 27; see
 /// `CommunicationTimeline`, printed by `ddp-worker bench-ddp ... trace`.) With `shm` (the default on one
 /// host), yes by construction: the communication thread itself copies and sums the bucket between barriers,
@@ -26,9 +31,11 @@ final class GradientReducer {
         var members: [(param: Int, offset: Int)] = []
         var pending = 0
         var work: dist.Work?
+        /// The host copy of a device bucket while its all-reduce runs (copied back in `finish`).
+        var hostStaging: StagedBuffer?
         /// When its all-reduce began and returned (absolute; traced runs only).
         var reduceStart = 0.0, reduceEnd = 0.0
-        init(numel: Int, dtype: DType) { flat = torch.zeros([numel], dtype: dtype) }
+        init(numel: Int, dtype: DType, device: Device) { flat = torch.zeros([numel], dtype: dtype, device: device) }
     }
 
     let params: [nn.Parameter]
@@ -51,6 +58,13 @@ final class GradientReducer {
 
     init(params: [nn.Parameter], group: dist.ProcessGroup, algorithm: AllReduceAlgorithm, bucketCapBytes: Int,
          firstBucketBytes: Int, gradientAsBucketView: Bool = false) {
+        let device = params[0].device
+        for p in params {
+            precondition(p.device == device, """
+                DistributedDataParallel: every parameter of the module must be on one device (a module on several \
+                devices is not supported); found \(device) and \(p.device), a parameter of shape \(p.shape)
+                """)
+        }
         self.params = params
         self.algorithm = algorithm
         self.gradientAsBucketView = gradientAsBucketView
@@ -88,7 +102,8 @@ final class GradientReducer {
         groups += open.values.sorted { $0[0] > $1[0] }
         for members in groups {
             let numel = members.reduce(0) { $0 + params[$1].numel }
-            let b = Bucket(numel: numel, dtype: params[members[0]].dtype)
+            let first = params[members[0]]
+            let b = Bucket(numel: numel, dtype: first.dtype, device: first.device)
             var offset = 0
             for i in members {
                 b.members.append((i, offset))
@@ -167,12 +182,27 @@ final class GradientReducer {
         precondition(flat.dtype.isFloatingPoint, "DistributedDataParallel: gradients of dtype \(flat.dtype) cannot be averaged")
         precondition(flat.numel <= Int(Int32.max), "DistributedDataParallel: bucket of \(flat.numel) elements is too large; lower bucketCapMB")
         let name = "allReduce (DistributedDataParallel gradient bucket \(index))"
+        let traced = trace != nil
+        do {
+            // NCCL (a `.nccl` group, a bucket on a GPU): enqueued on the device's stream behind the kernels that
+            // filled the bucket, in place; nothing to wait for on the host.
+            if let nccl = try group.ncclCommunicator(for: flat) {
+                trace?.launched(index)
+                if traced { bucket.reduceStart = Watchdog.now() }
+                try nccl.allReduce(flat, op: .sum, name: name)
+                if traced { bucket.reduceEnd = Watchdog.now() }
+                return
+            }
+        } catch {
+            fail(error)
+        }
         // float32/float64 buckets are reduced in place; float16/bfloat16 ones through a float32 copy (summed
         // in float32 and rounded once, where PyTorch's backends sum in half precision).
         let buffer = StagedBuffer(flat, op: name, reducing: true)
+        let deviceBucket = buffer.writesToDevice
+        bucket.hostStaging = deviceBucket ? buffer : nil
         let overlapping = index != buckets.count - 1
         let shm = algorithm == .shm ? group.sharedMemory : nil
-        let traced = trace != nil
         trace?.launched(index)
         do {
             bucket.work = try group.run(name, async: overlapping, {
@@ -184,7 +214,7 @@ final class GradientReducer {
                     try MPIWait.allReduce(buffer.pointer, count: buffer.count, type: buffer.mpiType, op: STMPI_SUM, comm: comm,
                                           overlapping: overlapping, name: name)
                 }
-                buffer.writeBack()
+                if !deviceBucket { buffer.writeBack() }
                 if traced { bucket.reduceEnd = Watchdog.now() }
             })
         } catch {
@@ -197,18 +227,20 @@ final class GradientReducer {
         for (index, bucket) in buckets.enumerated() {
             do { try bucket.work?.wait() } catch { fail(error) }
             bucket.work = nil
+            bucket.hostStaging?.writeBack()
+            bucket.hostStaging = nil
             trace?.reducedBucket(index, start: bucket.reduceStart, end: bucket.reduceEnd)
             for (i, offset) in bucket.members {
                 let p = params[i]
                 let src = bucket.flat.narrow(0, offset, p.numel)
                 if gradientAsBucketView {
-                    if let g = p.grad, g.isContiguous, g.rawPointer == src.rawPointer {
+                    if let g = p.grad, g.isContiguous, g.storage === src.storage, g.storageOffset == src.storageOffset {
                         g.storage.bumpVersion()   // already this slot's view (accumulated in place)
                     } else {
                         p.grad = src.view(p.shape)
                     }
                 } else if let g = p.grad {
-                    if g.isContiguous && g.dtype == src.dtype {
+                    if g.device == .cpu && g.isContiguous && g.dtype == src.dtype {
                         g.rawPointer.copyMemory(from: src.rawPointer, byteCount: p.numel * p.dtype.itemSize)
                     } else {
                         copyKernel(from: src.view(p.shape), into: g)

@@ -1,11 +1,14 @@
 import CMPIShim
 
 extension dist {
-    /// The communication backend. Only MPI is built in (see docs/distributed.md for
-    /// where NCCL would slot in).
+    /// The communication backend. MPI is always the launcher and carries CPU tensors; `.nccl` adds NVIDIA's
+    /// collective library for CUDA tensors.
     public enum Backend: String, Sendable {
-        /// MPI (Open MPI 4.x or MPICH 3.x/4.x), loaded at run time.
+        /// MPI (Open MPI 4.x or MPICH 3.x/4.x), loaded at run time; CUDA tensors go through pinned host copies.
         case mpi
+        /// NCCL 2 (libnccl.so.2, loaded at run time) for the all-reduces and broadcasts of CUDA tensors, which
+        /// then stay on the device; MPI launches the ranks, passes NCCL its id and carries everything else.
+        case nccl
     }
 
     /// A set of ranks that run collectives together (PyTorch's `ProcessGroup`): the world from
@@ -18,7 +21,11 @@ extension dist {
         public let size: Int
         /// How long a blocking call may wait for the other ranks before the job is aborted.
         public let timeout: Double
+        /// The backend the group was made with.
+        public let backend: Backend
         let comm: stmpi_comm
+        /// NCCL communicators by CUDA device (`.nccl` groups), made at the first collective on that device.
+        private var ncclComms: [Int: NCCLCommunicator] = [:]
         private let ownsComm: Bool
         private var worker: CommThread?
         private var destroyed = false
@@ -27,7 +34,7 @@ extension dist {
         /// The shared-memory all-reduce over the group, when every rank is on this host.
         private(set) var sharedMemory: SharedMemoryAllReduce?
 
-        init(comm: stmpi_comm, ownsComm: Bool, timeout: Double) throws {
+        init(comm: stmpi_comm, ownsComm: Bool, timeout: Double, backend: Backend) throws {
             var r: Int32 = 0, s: Int32 = 0
             try MPIRuntime.check(stmpi_comm_rank(comm, &r), "getRank")
             try MPIRuntime.check(stmpi_comm_size(comm, &s), "getWorldSize")
@@ -36,6 +43,7 @@ extension dist {
             self.rank = Int(r)
             self.size = Int(s)
             self.timeout = timeout
+            self.backend = backend
         }
 
         /// A new group with the same ranks on a duplicated communicator: its traffic never mixes
@@ -45,7 +53,18 @@ extension dist {
             try Watchdog.shared.guarding("newGroup", timeout: timeout) {
                 try MPIRuntime.check(stmpi_comm_dup(comm, &c), "newGroup")
             }
-            return try ProcessGroup(comm: c, ownsComm: true, timeout: timeout)
+            return try ProcessGroup(comm: c, ownsComm: true, timeout: timeout, backend: backend)
+        }
+
+        /// The NCCL communicator that carries `tensor`'s collectives: in a `.nccl` group, the one of the tensor's
+        /// CUDA device (made now when this is the first collective there, which makes this call collective);
+        /// nil for CPU tensors and in `.mpi` groups.
+        func ncclCommunicator(for tensor: Tensor) throws -> NCCLCommunicator? {
+            guard backend == .nccl, case .cuda(let device) = tensor.device else { return nil }
+            if let c = ncclComms[device] { return c }
+            let c = try NCCLCommunicator(group: self, device: device)
+            ncclComms[device] = c
+            return c
         }
 
         /// Whether asynchronous operations can run on their own thread (MPI_THREAD_MULTIPLE).
@@ -110,6 +129,8 @@ extension dist {
             guard !destroyed else { return }
             worker?.stop()
             worker = nil
+            for c in ncclComms.values { try c.destroy() }
+            ncclComms = [:]
             destroyed = true
             if let shm = sharedMemory {
                 sharedMemory = nil
@@ -142,15 +163,29 @@ extension dist {
     /// ```
     /// - Parameter timeout: how long a collective may wait for the other ranks before the job is
     ///   aborted with a message naming the call (PyTorch's default: 30 minutes).
+    /// With `backend: .nccl`, pick each rank's GPU first, as torchrun scripts do:
+    ///
+    /// ```swift
+    /// torch.cuda.setDevice(try dist.getNodeLocalRank() % torch.cuda.deviceCount())
+    /// try dist.initProcessGroup(backend: .nccl)
+    /// ```
     /// - Throws: `DistributedError.mpiNotFound` when no libmpi can be loaded (the message names
-    ///   the packages to install), `.mpiUnusable`/`.mpiFailed` when MPI cannot start.
+    ///   the packages to install), `.mpiUnusable`/`.mpiFailed` when MPI cannot start,
+    ///   `.ncclUnavailable` for `.nccl` without a usable GPU or libnccl.so.2.
     public static func initProcessGroup(backend: Backend = .mpi, timeout: Duration = .seconds(1800)) throws {
         precondition(defaultGroup == nil, "dist.initProcessGroup: trying to initialize the default process group twice!")
+        if backend == .nccl {
+            // Checked before MPI starts, so every rank fails alike and nothing is left half made.
+            guard torch.cuda.isAvailable() else {
+                throw DistributedError.ncclUnavailable(reason: "CUDA is not available (\(torch.cuda.unavailableReason ?? "no GPU"))")
+            }
+            if !CUDARuntime.isEmulated { try NCCLCommunicator.loadLibrary() }
+        }
         try MPIRuntime.initialize()
         let c = timeout.components
         let seconds = Double(c.seconds) + Double(c.attoseconds) * 1e-18
         precondition(seconds > 0, "dist.initProcessGroup: timeout must be positive, got \(timeout)")
-        defaultGroup = try ProcessGroup(comm: stmpi_comm_world(), ownsComm: false, timeout: seconds)
+        defaultGroup = try ProcessGroup(comm: stmpi_comm_world(), ownsComm: false, timeout: seconds, backend: backend)
     }
 
     /// Whether the default process group has been initialised.
@@ -158,6 +193,21 @@ extension dist {
 
     /// Whether the MPI backend can be used here (a libmpi can be loaded); PyTorch's `is_mpi_available()`.
     public static func isMPIAvailable() -> Bool { MPIRuntime.isLoadable }
+
+    /// Whether the NCCL backend can be used here: a CUDA device and a loadable libnccl.so.2 (the CUDA host
+    /// emulator counts, with its MPI stand-in for NCCL); PyTorch's `is_nccl_available()`.
+    public static func isNCCLAvailable() -> Bool {
+        guard torch.cuda.isAvailable() else { return false }
+        return CUDARuntime.isEmulated || (try? NCCLCommunicator.loadLibrary()) != nil
+    }
+
+    /// The NCCL version libnccl.so.2 reports (e.g. (2, 28, 7)), or nil where none loads; needs no GPU.
+    /// PyTorch's `torch.cuda.nccl.version()`.
+    public static func ncclVersion() -> (major: Int, minor: Int, patch: Int)? {
+        guard let v = try? NCCLCommunicator.loadLibrary().version else { return nil }
+        // NCCL_VERSION_CODE: major*10000 + minor*100 + patch from 2.9 on, major*1000 + minor*100 + patch before.
+        return v >= 10000 ? (v / 10000, (v % 10000) / 100, v % 100) : (v / 1000, (v % 1000) / 100, v % 100)
+    }
 
     /// The MPI library in use, as `MPI_Get_library_version` reports it (first line), e.g.
     /// "Open MPI v4.1.4, package: Debian OpenMPI, ...". A SwiftTorch addition; nil before
@@ -173,10 +223,9 @@ extension dist {
     /// Number of processes in `group` (default: the world).
     public static func getWorldSize(group: ProcessGroup? = nil) -> Int { resolve(group, "getWorldSize").size }
 
-    /// The backend of `group` (always `.mpi`).
+    /// The backend of `group`.
     public static func getBackend(group: ProcessGroup? = nil) -> Backend {
-        _ = resolve(group, "getBackend")
-        return .mpi
+        resolve(group, "getBackend").backend
     }
 
     /// Blocks until every rank of `group` has reached this call.

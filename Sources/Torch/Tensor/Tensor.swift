@@ -114,7 +114,7 @@ public class Tensor {
     public var elementSize: Int { dtype.itemSize }
     /// The address of the first element (PyTorch's `x.data_ptr()`): views of one storage differ by their
     /// offset in bytes, e.g. `x.narrow(0, 1, 2).dataPtr() - x.dataPtr() == x.stride(0) * x.elementSize`.
-    public func dataPtr() -> Int { Int(bitPattern: rawPointer) }
+    public func dataPtr() -> Int { storage.isHost ? Int(bitPattern: rawPointer) : Int(truncatingIfNeeded: deviceAddress) }
     /// True for floating dtypes.
     public var isFloatingPoint: Bool { dtype.isFloatingPoint }
 
