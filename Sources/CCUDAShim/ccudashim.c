@@ -61,6 +61,14 @@
     X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", NULL,                                                         \
       (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t byteCount, CUstream hStream),                      \
       (dstDevice, srcDevice, byteCount, hStream))                                                              \
+    X(cuMemcpyPeerAsync, "cuMemcpyPeerAsync", NULL,                                                            \
+      (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t byteCount, \
+       CUstream hStream),                                                                                      \
+      (dstDevice, dstContext, srcDevice, srcContext, byteCount, hStream))                                      \
+    X(cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer", NULL, (int *canAccessPeer, CUdevice dev, CUdevice peerDev), \
+      (canAccessPeer, dev, peerDev))                                                                           \
+    X(cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess", NULL, (CUcontext peerContext, unsigned int flags),       \
+      (peerContext, flags))                                                                                    \
     X(cuMemsetD8Async, "cuMemsetD8Async", NULL,                                                                \
       (CUdeviceptr dstDevice, unsigned char uc, size_t n, CUstream hStream), (dstDevice, uc, n, hStream))      \
     X(cuMemsetD32Async, "cuMemsetD32Async", NULL,                                                              \

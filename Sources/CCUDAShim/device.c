@@ -86,6 +86,30 @@ int stcu_dev_dtod(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s) {
     return stcu_cuMemcpyDtoDAsync(dst, src, bytes, s);
 }
 
+int stcu_dev_peer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx, size_t bytes, CUstream s) {
+    if (stcu_graph_capturing(s)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    if (emulated) {
+        memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
+        return 0;
+    }
+    return stcu_cuMemcpyPeerAsync(dst, dst_ctx, src, src_ctx, bytes, s);
+}
+
+int stcu_dev_can_access_peer(int *can, int dev, int peer) {
+    if (emulated) { *can = dev != peer; return 0; }
+    CUdevice d = 0, p = 0;
+    int r = stcu_cuDeviceGet(&d, dev);
+    if (r == 0) r = stcu_cuDeviceGet(&p, peer);
+    if (r == 0) r = stcu_cuDeviceCanAccessPeer(can, d, p);
+    return r;
+}
+
+int stcu_dev_enable_peer(CUcontext peer_ctx) {
+    if (emulated) return 0;
+    int r = stcu_cuCtxEnablePeerAccess(peer_ctx, 0);
+    return r == 704 /* CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED */ ? 0 : r;
+}
+
 int stcu_dev_memset8(CUdeviceptr dst, unsigned char value, size_t bytes, CUstream s) {
     if (emulated) {
         if (stcu_graph_capturing(s)) {

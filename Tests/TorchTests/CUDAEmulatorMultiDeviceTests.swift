@@ -67,6 +67,39 @@ final class CUDAEmulatorMultiDeviceTests: CUDAEmulatorMultiDeviceTestCase {
         XCTAssertEqual(w.grad?.cpu().toArray(as: Float.self), [1, 2, 3])
     }
 
+    /// Copies between the devices are one peer copy each (the bytes cross once, not through the host), for
+    /// contiguous, strided, dtype-changing and broadcast sources alike, and `canDeviceAccessPeer` answers as
+    /// PyTorch's `can_device_access_peer` (never a device with itself).
+    func testCopiesBetweenDevicesArePeerCopies() throws {
+        try requireTwoDevices()
+        XCTAssertTrue(torch.cuda.canDeviceAccessPeer(0, 1))
+        XCTAssertFalse(torch.cuda.canDeviceAccessPeer(1, 1))
+        let host = torch.randn([5, 7], generator: Generator().manualSeed(3))
+        let a = host.to(.cuda(0))
+        let cases: [(String, () -> Tensor, Tensor)] = [
+            ("contiguous", { a.to(.cuda(1)) }, host),
+            ("strided source", { a.t().to(.cuda(1)) }, host.t()),
+            ("dtype change", { a.to(.cuda(1), dtype: .float64) }, host.to(.float64)),
+            ("strided destination", {
+                let d = torch.zeros([7, 5], device: .cuda(1)).t()
+                d.copy_(a)
+                return d
+            }, host),
+            ("broadcast source", {
+                let d = torch.zeros([3, 5, 7], device: .cuda(1))
+                d.copy_(a)
+                return d
+            }, host.expand([3, 5, 7])),
+        ]
+        for (what, make, expected) in cases {
+            let before = CUDALaunchCounter.peerCopies
+            let out = make()
+            XCTAssertEqual(CUDALaunchCounter.peerCopies - before, 1, what)
+            XCTAssertEqual(out.device, .cuda(1), what)
+            XCTAssertEqual(out.cpu().toArray(as: Double.self), expected.toArray(as: Double.self), what)
+        }
+    }
+
     func testCurrentDeviceScopingAsPyTorch() throws {
         try requireTwoDevices()
         XCTAssertEqual(torch.cuda.currentDevice(), 0)

@@ -180,6 +180,10 @@ CUresult stcu_cuMemHostUnregister(void *p);
 CUresult stcu_cuMemcpyHtoDAsync(CUdeviceptr dstDevice, const void *srcHost, size_t byteCount, CUstream hStream);
 CUresult stcu_cuMemcpyDtoHAsync(void *dstHost, CUdeviceptr srcDevice, size_t byteCount, CUstream hStream);
 CUresult stcu_cuMemcpyDtoDAsync(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t byteCount, CUstream hStream);
+CUresult stcu_cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext,
+                                size_t byteCount, CUstream hStream);
+CUresult stcu_cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, CUdevice peerDev);
+CUresult stcu_cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int flags);
 CUresult stcu_cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t n, CUstream hStream);
 CUresult stcu_cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t n, CUstream hStream);
 CUresult stcu_cuModuleLoadData(CUmodule *module, const void *image);

@@ -113,9 +113,7 @@ enum CUDAElementwise {
         switch (src.storage.isHost, dst.storage.isHost) {
         case (false, false):
             if src.device != dst.device {
-                // Between two GPUs: through the host (peer copies come later).
-                let staged = src.contiguousCopyToHost()
-                copy(from: staged, into: dst)
+                CUDAPeerCopy.copy(from: src, into: dst)
                 return
             }
             if src.dtype == dst.dtype && src.shape == dst.shape && src.isContiguous && dst.isContiguous {

@@ -13,6 +13,8 @@ enum CUDALaunchCounter {
     nonisolated(unsafe) static var gemms = 0
     nonisolated(unsafe) static var copies = 0
     nonisolated(unsafe) static var graphs = 0
+    /// Copies between two GPUs (`CUDAPeerCopy`), also counted in `copies`.
+    nonisolated(unsafe) static var peerCopies = 0
 
     /// Everything issued so far.
     static var total: Int { kernels &+ gemms &+ copies &+ graphs }

@@ -19,6 +19,11 @@ extension torch {
         public static func deviceCount() -> Int { CUDARuntime.status.devices.count }
         /// The GPU's name, e.g. "NVIDIA H100 80GB HBM3".
         public static func getDeviceName(_ device: Int = 0) -> String { CUDARuntime.device(device).name }
+        /// Whether `device` can read and write `peerDevice`'s memory directly, over NVLink or PCIe (PyTorch's
+        /// `can_device_access_peer`). Copies between two GPUs use it where it is there (`x.to(.cuda(1))`).
+        public static func canDeviceAccessPeer(_ device: Int, _ peerDevice: Int) -> Bool {
+            CUDAPeerCopy.canAccessPeer(device, peerDevice)
+        }
         /// Compute capability as (major, minor), e.g. (9, 0).
         public static func getDeviceCapability(_ device: Int = 0) -> (Int, Int) {
             let d = CUDARuntime.device(device)
