@@ -460,6 +460,14 @@ static void load_single(struct stcu_library *lib, struct stcu_single *s, const c
     lib->status = 0;
 }
 
+/// Closes a library that loaded but lacks calls the backend needs (its message stays in `lib->err`).
+static void unload(struct stcu_library *lib) {
+    dlclose(lib->handle);
+    lib->handle = NULL;
+    lib->path[0] = '\0';
+    lib->status = 1;
+}
+
 // MARK: - Driver
 
 static void load_driver_once(void) {
@@ -613,10 +621,7 @@ static void load_cudnn_once(void) {
     // The convolution calls (cudnn.c): a libcudnn.so.9 without them is no use to the backend.
     if (lib_cudnn.status == 0 && !stcu_cudnn_bind(lib_cudnn.handle, lib_cudnn.err, sizeof lib_cudnn.err)) {
         unbind(cudnn_symbols, STCU_COUNT(cudnn_symbols));
-        dlclose(lib_cudnn.handle);
-        lib_cudnn.handle = NULL;
-        lib_cudnn.path[0] = '\0';
-        lib_cudnn.status = 1;
+        unload(&lib_cudnn);
     }
 }
 
@@ -651,12 +656,7 @@ static void load_nccl_once(void) {
     static const char *const sonames[] = {"libnccl.so.2"};
     struct stcu_single s = {sonames, STCU_COUNT(sonames), NULL, NULL};
     load_single(&lib_nccl, &s, "libnccl.so.2", NULL, 0);
-    if (lib_nccl.status == 0 && !stcu_nccl_bind(lib_nccl.handle, lib_nccl.err, sizeof lib_nccl.err)) {
-        dlclose(lib_nccl.handle);
-        lib_nccl.handle = NULL;
-        lib_nccl.path[0] = '\0';
-        lib_nccl.status = 1;
-    }
+    if (lib_nccl.status == 0 && !stcu_nccl_bind(lib_nccl.handle, lib_nccl.err, sizeof lib_nccl.err)) unload(&lib_nccl);
 }
 
 int stcu_load_nccl(char *err, size_t errlen) {

@@ -69,7 +69,9 @@ func runAllReduceBenchmark(_ args: [String]) throws {
 /// per rank), one thread per process. One process trains the bare model; more wrap it in DDP, or,
 /// with `local`, each train a bare model side by side (the same CPU sharing without communication:
 /// the ceiling DDP can reach on a machine shared with other work); `view` wraps it in DDP with
-/// `gradientAsBucketView`. Options after the step count, in any order: `local`, `view`, `ddp` (the default),
+/// `gradientAsBucketView`; `barrier` trains bare models side by side with one `dist.barrier()` per step after
+/// backward (the ceiling of any synchronous data-parallel scheme on this machine: what the ranks' drift alone
+/// costs, without moving a byte). Options after the step count, in any order: `local`, `view`, `barrier`, `ddp` (the default),
 /// a number (bucketCapMB, default 25), and `trace`: print rank 0's `CommunicationTimeline` (when each bucket
 /// was ready, began and finished its all-reduce, against the end of backward) over the timed steps.
 /// The RESULT line names the all-reduce algorithm (`shm`, `mpi`, or `none` without DDP).
@@ -78,7 +80,8 @@ func runDDPBenchmark(_ args: [String]) throws {
     let isMLP = kind == "mlp"
     let steps = args.count > 2 ? Int(args[2]) ?? (isMLP ? 400 : 20) : (isMLP ? 400 : 20)
     let options = args.dropFirst(3)
-    let local = options.contains("local"), bucketView = options.contains("view"), trace = options.contains("trace")
+    let barrierEach = options.contains("barrier")
+    let local = options.contains("local") || barrierEach, bucketView = options.contains("view"), trace = options.contains("trace")
     let bucketCapMB = options.compactMap { Double($0) }.first ?? 25
     if trace { setenv("SWIFTTORCH_DDP_TRACE", "1", 1) }
     try dist.initProcessGroup(backend: .mpi)
@@ -96,6 +99,9 @@ func runDDPBenchmark(_ args: [String]) throws {
         let (x, y) = batches[i % batches.count]
         opt.zeroGrad()
         F.crossEntropy(model(x), y).backward()
+        if barrierEach {
+            do { try dist.barrier() } catch { fatalError("bench-ddp: barrier failed: \(error)") }
+        }
         opt.step()
     }
     for i in 0..<warmup { step(i) }
@@ -109,7 +115,7 @@ func runDDPBenchmark(_ args: [String]) throws {
         let sps = Double(world * batch * steps) / seconds
         if let timeline = ddp?.communicationTimeline { print(timeline) }
         print("RESULT bench-ddp model=\(kind) world=\(world) ddp=\(ddp != nil) algorithm=\(ddp.map { "\($0.allReduceAlgorithm)" } ?? "none") "
-              + "bucketCapMB=\(bucketCapMB) buckets=\(ddp?.bucketSizes.count ?? 0) bucketView=\(bucketView) batchPerRank=\(batch) steps=\(steps) seconds=\(String(cFormat: "%.3f", seconds)) "
+              + "barrierEachStep=\(barrierEach) bucketCapMB=\(bucketCapMB) buckets=\(ddp?.bucketSizes.count ?? 0) bucketView=\(bucketView) batchPerRank=\(batch) steps=\(steps) seconds=\(String(cFormat: "%.3f", seconds)) "
               + "samplesPerSec=\(String(cFormat: "%.1f", sps)) msPerStep=\(String(cFormat: "%.2f", seconds / Double(steps) * 1000))")
     }
     try dist.destroyProcessGroup()

@@ -40,3 +40,22 @@ final class CheckLog {
         exit(ok ? 0 : 1)
     }
 }
+
+/// The device a worker mode asks for (`args[index]`: `cpu`, the default; `cuda` or `nccl`, each rank on
+/// `cuda:(local rank % device count)`, made its current device), and the backend to start the group with.
+/// Exits with status 2 on an unknown mode or without CUDA.
+func workerDevice(_ args: [String], at index: Int, program: String) throws -> (device: Device, backend: dist.Backend) {
+    let mode = args.count > index ? args[index] : "cpu"
+    guard ["cpu", "cuda", "nccl"].contains(mode) else {
+        fputs("\(program): unknown device mode \(mode) (cpu, cuda or nccl)\n", stderr)
+        exit(2)
+    }
+    guard mode != "cpu" else { return (.cpu, .mpi) }
+    guard torch.cuda.isAvailable() else {
+        fputs("\(program): device mode \(mode) needs CUDA: \(torch.cuda.unavailableReason ?? "no GPU")\n", stderr)
+        exit(2)
+    }
+    let device = Device.cuda(try dist.getNodeLocalRank(fallbackRank: 0) % torch.cuda.deviceCount())
+    torch.cuda.setDevice(device)
+    return (device, mode == "nccl" ? .nccl : .mpi)
+}

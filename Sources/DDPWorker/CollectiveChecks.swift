@@ -8,17 +8,8 @@ import Torch
 /// `args[1]`: `cpu` (default); `cuda`, every tensor on `cuda:(local rank % device count)` with the MPI backend;
 /// `nccl`, the same with `backend: .nccl`.
 func runCollectiveChecks(_ args: [String]) throws {
-    let mode = args.count > 1 ? args[1] : "cpu"
-    guard ["cpu", "cuda", "nccl"].contains(mode) else {
-        fputs("collectives: unknown device mode \(mode) (cpu, cuda or nccl)\n", stderr)
-        exit(2)
-    }
-    var device = Device.cpu
-    if mode != "cpu" {
-        device = .cuda(try dist.getNodeLocalRank(fallbackRank: 0) % torch.cuda.deviceCount())
-        torch.cuda.setDevice(device)
-    }
-    try dist.initProcessGroup(backend: mode == "nccl" ? .nccl : .mpi, timeout: .seconds(120))
+    let (device, backend) = try workerDevice(args, at: 1, program: "collectives")
+    try dist.initProcessGroup(backend: backend, timeout: .seconds(120))
     let rank = dist.getRank(), world = dist.getWorldSize()
     let log = CheckLog()
     let dtypes: [DType] = [.float32, .float64, .int64, .int32, .uint8, .bool, .float16, .bfloat16]
@@ -163,7 +154,7 @@ func runCollectiveChecks(_ args: [String]) throws {
     log.expectValues(c, [0, 0, 0], shape: [3], "sync after async")
     try dist.barrier()
     try dist.barrier(async: true)?.wait()
-    log.expect(dist.getBackend() == (mode == "nccl" ? .nccl : .mpi), "getBackend \(dist.getBackend())")
+    log.expect(dist.getBackend() == backend, "getBackend \(dist.getBackend())")
     if device != .cpu {
         log.expect(a.device == device && p.device == device, "results stay on \(device)")
         // One node: the launcher's local rank is the world rank, so the ranks spread over the devices.

@@ -44,22 +44,9 @@ func runEquivalence(_ args: [String]) throws {
         exit(2)
     }
     let setToNone = gradients != "view-keep"
-    let deviceMode = args.count > 5 ? args[5] : "cpu"
-    guard ["cpu", "cuda", "nccl"].contains(deviceMode) else {
-        fputs("equivalence: unknown device mode \(deviceMode) (cpu, cuda or nccl)\n", stderr)
-        exit(2)
-    }
-    var device = Device.cpu
-    if deviceMode != "cpu" {
-        guard torch.cuda.isAvailable() else {
-            fputs("equivalence: --device \(deviceMode) needs CUDA: \(torch.cuda.unavailableReason ?? "no GPU")\n", stderr)
-            exit(2)
-        }
-        device = .cuda(try dist.getNodeLocalRank(fallbackRank: 0) % torch.cuda.deviceCount())
-        torch.cuda.setDevice(device)
-    }
+    let (device, backend) = try workerDevice(args, at: 5, program: "equivalence")
     let (steps, global) = kind == "cnn-bn" ? (20, 32) : (50, 64)
-    try dist.initProcessGroup(backend: deviceMode == "nccl" ? .nccl : .mpi, timeout: .seconds(300))
+    try dist.initProcessGroup(backend: backend, timeout: .seconds(300))
     let rank = dist.getRank(), world = dist.getWorldSize()
     precondition(global % world == 0, "equivalence: world size must divide \(global)")
     let local = global / world

@@ -9,7 +9,7 @@
 //   mpirun -np 1|2 .build/release/ddp-worker bench-allreduce-device [MB] [mpi|nccl]
 //   mpirun -np 2 .build/release/ddp-worker fail-exit | fail-throw | fail-hang <timeout s>
 //   mpirun -np 2 .build/release/ddp-worker bench-allreduce [maxMB]
-//   mpirun -np 1|2 .build/release/ddp-worker bench-ddp mlp|resnet18 [steps] [ddp|local|view] [bucketCapMB] [trace]
+//   mpirun -np 1|2 .build/release/ddp-worker bench-ddp mlp|resnet18 [steps] [ddp|local|view|barrier] [bucketCapMB] [trace]
 //
 // Results are printed as `RESULT key=value ...` lines by rank 0; failed checks as `FAIL ...`
 // lines, with a non-zero exit status.
