@@ -148,7 +148,8 @@ int stcu_dev_dtod(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s);
 int stcu_dev_peer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx, size_t bytes, CUstream s);
 /// Whether device `dev` can map device `peer`'s memory (cuDeviceCanAccessPeer; 1 between emulated devices).
 int stcu_dev_can_access_peer(int *can, int dev, int peer);
-/// Lets the current context access `peer_ctx`'s memory directly (cuCtxEnablePeerAccess; already enabled is success).
+/// Lets the current context access `peer_ctx`'s memory directly (cuCtxEnablePeerAccess). Already enabled, too many
+/// peers and unsupported count as success: peer copies then go through the driver's staging.
 int stcu_dev_enable_peer(CUcontext peer_ctx);
 int stcu_dev_memset8(CUdeviceptr dst, unsigned char value, size_t bytes, CUstream s);
 /// Loads a module: a CUBIN image for the driver, or the NUL-terminated path of a host shared object

@@ -218,8 +218,8 @@ extension dist {
         checkList(outputList, like: inputList[0], g, "allToAll", "outputList")
         let input = onHost(torch.noGrad { torch.stack(inputList.map { $0.detach() }) })
         let output = Tensor(uninitializedShape: input.shape, dtype: input.dtype)
-        let per = StagedBuffer(inputList[0], op: "allToAll", reducing: false).count
-        let type = Int32(StagedBuffer(inputList[0], op: "allToAll", reducing: false).mpiType.rawValue)
+        let block = StagedBuffer(input.select(0, 0), op: "allToAll", reducing: false)   // host memory: no copy
+        let per = block.count, type = Int32(block.mpiType.rawValue)
         return try g.run("allToAll", async: async, {
             try MPIRuntime.check(stmpi_alltoall(input.rawPointer, per, output.rawPointer, type, g.comm), "allToAll")
         }, finish: { unstack(output, into: outputList) })

@@ -39,17 +39,24 @@ final class NCCLCommunicator {
             return
         }
         try Self.loadLibrary()
-        let id = UnsafeMutablePointer<stcu_ncclUniqueId>.allocate(capacity: 1)
-        defer { id.deallocate() }
-        id.initialize(to: stcu_ncclUniqueId())
-        if group.rank == 0 { try Self.check(stcu_ncclGetUniqueId(id), "ncclGetUniqueId") }
+        // Rank 0's id and whether making it worked, so a failure there stops every rank instead of leaving the
+        // others waiting in the broadcast.
+        struct Bootstrap { var id = stcu_ncclUniqueId(); var status: Int32 = 0 }
+        let boot = UnsafeMutablePointer<Bootstrap>.allocate(capacity: 1)
+        defer { boot.deallocate() }
+        boot.initialize(to: Bootstrap())
+        if group.rank == 0 { boot.pointee.status = stcu_ncclGetUniqueId(&boot.pointee.id) }
         _ = try group.run("initProcessGroup (broadcasting the NCCL id)", async: false) {
-            try MPIRuntime.check(stmpi_bcast(id, Int32(MemoryLayout<stcu_ncclUniqueId>.size), Int32(STMPI_BYTE.rawValue), 0,
+            try MPIRuntime.check(stmpi_bcast(boot, Int32(MemoryLayout<Bootstrap>.size), Int32(STMPI_BYTE.rawValue), 0,
                                              group.comm), "initProcessGroup (broadcasting the NCCL id)")
         }
+        try Self.check(boot.pointee.status, "ncclGetUniqueId (on rank 0)")
         CUDARuntime.device(device).bind()
         var comm: ncclComm_t?
-        try Self.check(stcu_ncclCommInitRank(&comm, Int32(group.size), id.pointee, Int32(group.rank)), "ncclCommInitRank")
+        let id = boot.pointee.id
+        try Watchdog.shared.guarding("initProcessGroup (ncclCommInitRank)", timeout: group.timeout) {
+            try Self.check(stcu_ncclCommInitRank(&comm, Int32(group.size), id, Int32(group.rank)), "ncclCommInitRank")
+        }
         guard let comm else { throw DistributedError.ncclFailed(op: "ncclCommInitRank", code: -1, message: "no communicator returned") }
         transport = .nccl(comm)
     }

@@ -129,7 +129,7 @@ extension dist {
             guard !destroyed else { return }
             worker?.stop()
             worker = nil
-            for c in ncclComms.values { try c.destroy() }
+            for device in ncclComms.keys.sorted() { try ncclComms[device]!.destroy() }   // the same order on every rank
             ncclComms = [:]
             destroyed = true
             if let shm = sharedMemory {

@@ -167,7 +167,7 @@ enum CUDAElementwise {
         if bytes == 0 { return }
         CUDARuntime.check(stcu_dev_htod(dev.deviceAddress, host.rawPointer, bytes, ctx.stream), "cuMemcpyHtoDAsync")
         // Pageable sources are copied out before the call returns; a pinned one is read later by the DMA engine.
-        if host.storage.isPinned { CUDARuntime.keepAliveUntilSync(host.storage) }
+        if host.storage.isPinned { CUDARuntime.keepAliveUntilSync(host.storage, device: i) }
     }
 
     /// Copies a contiguous device tensor into host memory and waits for it.
@@ -179,6 +179,7 @@ enum CUDAElementwise {
         if bytes == 0 { return }
         CUDARuntime.check(stcu_dev_dtoh(host, dev.deviceAddress, bytes, ctx.stream), "cuMemcpyDtoHAsync")
         CUDARuntime.check(stcu_dev_sync(ctx.stream), "cuStreamSynchronize")
+        CUDARuntime.releaseHostBuffers(device: i)   // the stream is drained: earlier uploads are done
     }
 
     /// Fills a device tensor with `value` (converted to its dtype).

@@ -285,24 +285,27 @@ enum CUDARuntime {
         let d = device(index)
         d.bind()
         check(stcu_dev_sync(d.stream), "torch.cuda.synchronize")
-        releaseHostBuffers()
+        releaseHostBuffers(device: index)
     }
 
-    /// Host storages an asynchronous copy still reads (pinned sources): kept alive until the next wait.
-    nonisolated(unsafe) private static var hostBuffersInFlight: [Storage] = []
+    /// Host storages an asynchronous copy to a device still reads (pinned sources), by device: kept alive until
+    /// that device's stream is next waited for.
+    nonisolated(unsafe) private static var hostBuffersInFlight: [Int: [Storage]] = [:]
 
-    static func keepAliveUntilSync(_ s: Storage) {
+    static func keepAliveUntilSync(_ s: Storage, device: Int) {
         pthread_mutex_lock(lock)
-        hostBuffersInFlight.append(s)
-        let many = hostBuffersInFlight.count > 256
+        hostBuffersInFlight[device, default: []].append(s)
+        let many = hostBuffersInFlight[device]!.count > 256
         pthread_mutex_unlock(lock)
-        if many { for d in deviceTable { d.bind(); check(stcu_dev_sync(d.stream), "cuStreamSynchronize") }; releaseHostBuffers() }
+        if many { synchronize(device) }
     }
 
-    private static func releaseHostBuffers() {
+    /// Lets go of the pinned sources of `device`'s finished uploads; call right after waiting for its stream
+    /// (every wait does: `synchronize`, a download), so a loop of uploads and downloads reuses a few pinned
+    /// blocks instead of holding one per upload.
+    static func releaseHostBuffers(device: Int) {
         pthread_mutex_lock(lock)
-        let held = hostBuffersInFlight
-        hostBuffersInFlight = []
+        let held = hostBuffersInFlight.removeValue(forKey: device)
         pthread_mutex_unlock(lock)
         _ = held
     }
